@@ -1,0 +1,1 @@
+//! Stale-safe, all-or-nothing multi-file edits.

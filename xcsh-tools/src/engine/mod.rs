@@ -1,0 +1,1 @@
+//! The structural search/rewrite engine on ast-grep: pure, no tool glue.
