@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Idempotently create the repository's Python virtualenv (.venv at the repo root) and
+# install the Python-side tools that tests use as oracles. Safe to run repeatedly: pip
+# skips packages that are already at the pinned version.
+#
+# Usage: scripts/bootstrap-python.sh
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$repo_root/.venv"
+
+# One requirement per line; keep versions pinned so oracles are reproducible.
+packages=(
+    # The ast-grep CLI at the same engine version as the workspace's ast-grep-core; used by
+    # xcsh-tools/tests/oracle.rs as the reference for rewrites.
+    "ast-grep-cli==0.51.1"
+)
+
+if [[ ! -x "$venv/bin/python" ]]; then
+    python3 -m venv "$venv"
+fi
+
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${packages[@]}"
+
+echo "Python tools installed in $venv"
