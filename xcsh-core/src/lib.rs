@@ -1,1 +1,4 @@
-//! Core runtime.
+//! Core runtime of xcsh.
+
+pub mod dialect;
+pub mod schema;
