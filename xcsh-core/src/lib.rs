@@ -1,4 +1,90 @@
-//! Core runtime of xcsh.
+//! Core runtime of xcsh: tools, the pending-action stack, `resolve`, sessions and
+//! provider dialects.
+//!
+//! A tool that changes things does not act at once: it computes a preview, pushes a
+//! [`PendingAction`] with [`ToolContext::push_pending_action`], and the change happens only
+//! when the model (or a person) calls the hidden `resolve` tool with `action: "apply"`.
+//! While anything is pending, [`Session::tool_choice`] forces `resolve` in each provider's
+//! own format.
+//!
+//! ```
+//! use xcsh_core::{AgentToolResult, CustomTool, Dialect, PendingAction, Session, ToolContext, ToolError};
+//!
+//! /// Deletes a scratch file, after a preview.
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct DeleteFile { path: String }
+//!
+//! struct Deletion { path: String }
+//!
+//! impl PendingAction for Deletion {
+//!     fn label(&self) -> String { format!("Delete: {}", self.path) }
+//!     async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
+//!         Ok(format!("Deleted {}.", self.path).into()) // a real tool would delete here
+//!     }
+//! }
+//!
+//! impl CustomTool for DeleteFile {
+//!     const NAME: &'static str = "delete_file";
+//!     const DESCRIPTION: &'static str = "Deletes a file after a preview.";
+//!     const PUSHES_PENDING_ACTIONS: bool = true;
+//!     async fn execute(self, ctx: &ToolContext) -> Result<AgentToolResult, ToolError> {
+//!         ctx.push_pending_action(Deletion { path: self.path.clone() })?;
+//!         Ok(format!("Will delete {}. Call resolve to apply or discard.", self.path).into())
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let session = Session::builder().custom::<DeleteFile>().build().unwrap();
+//! assert_eq!(session.tool_names(), ["delete_file", "resolve"]);
+//!
+//! session.call("delete_file", serde_json::json!({"path": "a.txt"})).await;
+//! assert_eq!(
+//!     session.tool_choice(Dialect::Anthropic),
+//!     Some(serde_json::json!({"type": "tool", "name": "resolve"}))
+//! );
+//!
+//! let applied = session
+//!     .call("resolve", serde_json::json!({"action": "apply", "reason": "user asked"}))
+//!     .await;
+//! assert_eq!(applied.text_content(), "Deleted a.txt.");
+//! assert_eq!(session.tool_choice(Dialect::Anthropic), None);
+//! # });
+//! ```
 
+mod context;
 pub mod dialect;
+mod error;
+mod names;
+mod pending;
+mod render;
+mod resolve;
+mod result;
 pub mod schema;
+mod session;
+mod suite;
+mod tool;
+
+pub use context::{
+    Extensions, Progress, ProgressSink, RESOLVE_REMINDER, Reminders, STORE_UNAVAILABLE,
+    ToolContext,
+};
+pub use dialect::Dialect;
+pub use error::ToolError;
+pub use names::validate_tool_name;
+pub use pending::{
+    DEFAULT_SOURCE_TOOL_NAME, PendingAction, PendingActionStore, PendingEntry, PendingEvent,
+    PendingId, PendingSummary,
+};
+pub use render::ResolutionView;
+pub use resolve::{
+    APPLY_FAILED_PREFIX, NOTHING_PENDING, RESOLVE_TOOL_LABEL, RESOLVE_TOOL_NAME, Resolution,
+    ResolveAction, ResolveArgs, ResolveError, ResolveTool, describe_with_stack, resolve,
+};
+pub use result::{AgentToolResult, Content, IntoToolResult};
+pub use schema::JsonObject;
+pub use session::{BuildError, CallOptions, Registry, ResolveBias, Session, SessionBuilder};
+pub use suite::{Suite, ToolRegistration, ToolSuite, registered_suite, registered_tools};
+pub use tokio_util::sync::CancellationToken;
+pub use tool::{
+    BoxFuture, CustomTool, CustomToolAdapter, Tool, ToolAnnotations, custom_tool, decode_arguments,
+};

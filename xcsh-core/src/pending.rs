@@ -1,0 +1,315 @@
+//! Pending actions: previewed changes waiting for `resolve`, kept on a per-session LIFO stack.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use futures_util::FutureExt;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::error::{ToolError, panic_message};
+use crate::result::AgentToolResult;
+use crate::tool::BoxFuture;
+
+/// The source tool name of an action that does not name one.
+pub const DEFAULT_SOURCE_TOOL_NAME: &str = "custom_tool";
+
+/// A previewed change that happens only when `resolve` applies it.
+///
+/// `apply` must be deterministic and safe to run once; `reason` is informational and must not
+/// change what it does. When `apply` fails, the action goes back on the stack unchanged, so
+/// leave `self` ready for a retry. `#[pending(apply, reject)]` writes this impl for you.
+///
+/// ```
+/// use xcsh_core::{AgentToolResult, PendingAction, ToolError};
+///
+/// struct DeleteBranch { name: String }
+///
+/// impl PendingAction for DeleteBranch {
+///     fn label(&self) -> String { format!("Delete branch: {}", self.name) }
+///     async fn apply(&mut self, reason: &str) -> Result<AgentToolResult, ToolError> {
+///         Ok(format!("Deleted {} ({reason}).", self.name).into())
+///     }
+///     async fn reject(&mut self, _reason: &str) -> Option<AgentToolResult> {
+///         Some(format!("Kept {}.", self.name).into())
+///     }
+///     fn source_tool_name(&self) -> &str { "git_branch" }
+/// }
+/// ```
+pub trait PendingAction: Send + 'static {
+    /// Short and specific: what the person sees. `Tool: summary` renders as
+    /// `Accept: summary [Tool]`.
+    fn label(&self) -> String;
+
+    /// Performs the change. A result without text makes `resolve` answer `Applied: <label>.`
+    fn apply(
+        &mut self,
+        reason: &str,
+    ) -> impl Future<Output = Result<AgentToolResult, ToolError>> + Send;
+
+    /// Called on discard (clean-up, notifications). A returned result replaces the default
+    /// `Discarded: <label>. Reason: <reason>`.
+    fn reject(&mut self, _reason: &str) -> impl Future<Output = Option<AgentToolResult>> + Send {
+        async { None }
+    }
+
+    /// Structured data about the action for user interfaces.
+    fn details(&self) -> Option<Value> {
+        None
+    }
+
+    /// The tool that produced the action.
+    fn source_tool_name(&self) -> &str {
+        DEFAULT_SOURCE_TOOL_NAME
+    }
+}
+
+/// The object-safe form the store keeps; blanket-implemented for every [`PendingAction`].
+trait ErasedAction: Send {
+    fn apply_boxed<'a>(
+        &'a mut self,
+        reason: &'a str,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>>;
+    fn reject_boxed<'a>(&'a mut self, reason: &'a str) -> BoxFuture<'a, Option<AgentToolResult>>;
+}
+
+impl<T: PendingAction> ErasedAction for T {
+    fn apply_boxed<'a>(
+        &'a mut self,
+        reason: &'a str,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        Box::pin(self.apply(reason))
+    }
+    fn reject_boxed<'a>(&'a mut self, reason: &'a str) -> BoxFuture<'a, Option<AgentToolResult>> {
+        Box::pin(self.reject(reason))
+    }
+}
+
+/// Identifies a pending action within its store; never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct PendingId(u64);
+
+impl PendingId {
+    /// The numeric value.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for PendingId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// What the store knows about an action without running it: taken once at push time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingSummary {
+    /// The action's id.
+    pub id: PendingId,
+    /// Its label.
+    pub label: String,
+    /// The tool that produced it.
+    pub source_tool_name: String,
+    /// Its details, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+/// A pending action taken off the stack, ready to apply or discard.
+pub struct PendingEntry {
+    summary: PendingSummary,
+    action: Box<dyn ErasedAction>,
+}
+
+impl PendingEntry {
+    /// The action's id, label, source and details.
+    pub fn summary(&self) -> &PendingSummary {
+        &self.summary
+    }
+
+    /// Runs `apply`. A panic inside it is caught and reported as an error, so the caller can
+    /// put the entry back with [`PendingActionStore::restore`].
+    pub async fn apply(&mut self, reason: &str) -> Result<AgentToolResult, ToolError> {
+        match AssertUnwindSafe(self.action.apply_boxed(reason))
+            .catch_unwind()
+            .await
+        {
+            Ok(result) => result,
+            Err(payload) => Err(ToolError::new(format!(
+                "apply panicked: {}",
+                panic_message(payload.as_ref())
+            ))),
+        }
+    }
+
+    /// Runs `reject`. A panic inside it is caught and reported as an error.
+    pub async fn reject(&mut self, reason: &str) -> Result<Option<AgentToolResult>, ToolError> {
+        AssertUnwindSafe(self.action.reject_boxed(reason))
+            .catch_unwind()
+            .await
+            .map_err(|payload| {
+                ToolError::new(format!(
+                    "reject panicked: {}",
+                    panic_message(payload.as_ref())
+                ))
+            })
+    }
+}
+
+impl fmt::Debug for PendingEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingEntry")
+            .field("summary", &self.summary)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A change to a store's stack, as seen by [`PendingActionStore::subscribe`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum PendingEvent {
+    /// An action was pushed on top.
+    Pushed(PendingSummary),
+    /// The top action was taken off (to be applied or discarded).
+    Popped(PendingSummary),
+    /// An action whose apply failed was put back on top.
+    Restored(PendingSummary),
+}
+
+/// A per-session LIFO stack of pending actions, safe to share across tasks (`Arc` it).
+///
+/// ```
+/// use xcsh_core::{AgentToolResult, PendingAction, PendingActionStore, ToolError};
+///
+/// struct Step(u32);
+/// impl PendingAction for Step {
+///     fn label(&self) -> String { format!("Step: {}", self.0) }
+///     async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> { Ok(().into()) }
+/// }
+///
+/// let store = PendingActionStore::new();
+/// store.push(Step(1));
+/// store.push(Step(2));
+/// assert_eq!(store.len(), 2);
+/// assert_eq!(store.peek().unwrap().label, "Step: 2");
+/// let labels: Vec<_> = store.snapshot().into_iter().map(|s| s.label).collect();
+/// assert_eq!(labels, ["Step: 2", "Step: 1"]); // top first
+/// assert_eq!(store.pop().unwrap().summary().label, "Step: 2");
+/// assert!(store.has_pending());
+/// ```
+pub struct PendingActionStore {
+    stack: Mutex<Vec<PendingEntry>>,
+    next_id: AtomicU64,
+    events: broadcast::Sender<PendingEvent>,
+    /// Serialises `resolve` calls so that "the top" means the same thing for the whole of
+    /// one apply or discard, and a failed apply goes back exactly where it was.
+    pub(crate) resolving: tokio::sync::Mutex<()>,
+}
+
+impl Default for PendingActionStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PendingActionStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        PendingActionStore {
+            stack: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(1),
+            events: broadcast::channel(256).0,
+            resolving: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn stack(&self) -> MutexGuard<'_, Vec<PendingEntry>> {
+        // A panic while holding this lock cannot leave the Vec half-modified (every critical
+        // section is a single push/pop/clone), so a poisoned lock is still consistent.
+        self.stack.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Pushes an action on top and returns its id.
+    pub fn push(&self, action: impl PendingAction) -> PendingId {
+        let id = PendingId(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let summary = PendingSummary {
+            id,
+            label: action.label(),
+            source_tool_name: action.source_tool_name().to_owned(),
+            details: action.details(),
+        };
+        let entry = PendingEntry {
+            summary: summary.clone(),
+            action: Box::new(action),
+        };
+        self.stack().push(entry);
+        // No subscriber is fine: events are best-effort notifications.
+        let _ = self.events.send(PendingEvent::Pushed(summary));
+        id
+    }
+
+    /// The top action's summary, without taking it.
+    pub fn peek(&self) -> Option<PendingSummary> {
+        self.stack().last().map(|entry| entry.summary.clone())
+    }
+
+    /// Takes the top action.
+    pub fn pop(&self) -> Option<PendingEntry> {
+        let entry = self.stack().pop()?;
+        let _ = self
+            .events
+            .send(PendingEvent::Popped(entry.summary.clone()));
+        Some(entry)
+    }
+
+    /// Puts an entry back on top (after a failed apply), keeping its id.
+    pub fn restore(&self, entry: PendingEntry) {
+        let summary = entry.summary.clone();
+        self.stack().push(entry);
+        let _ = self.events.send(PendingEvent::Restored(summary));
+    }
+
+    /// Whether any action is pending.
+    pub fn has_pending(&self) -> bool {
+        !self.stack().is_empty()
+    }
+
+    /// How many actions are pending.
+    pub fn len(&self) -> usize {
+        self.stack().len()
+    }
+
+    /// Whether the stack is empty.
+    pub fn is_empty(&self) -> bool {
+        !self.has_pending()
+    }
+
+    /// Summaries of every pending action, top first (the order `resolve` takes them).
+    pub fn snapshot(&self) -> Vec<PendingSummary> {
+        self.stack()
+            .iter()
+            .rev()
+            .map(|entry| entry.summary.clone())
+            .collect()
+    }
+
+    /// Push, pop and restore events from now on. A slow receiver may miss events
+    /// (`RecvError::Lagged`); [`snapshot`](Self::snapshot) always tells the current state.
+    pub fn subscribe(&self) -> broadcast::Receiver<PendingEvent> {
+        self.events.subscribe()
+    }
+}
+
+impl fmt::Debug for PendingActionStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingActionStore")
+            .field("pending", &self.snapshot())
+            .finish()
+    }
+}

@@ -1,0 +1,303 @@
+//! The hidden `resolve` tool: applies or discards the top pending action.
+
+use std::fmt;
+use std::sync::{Arc, LazyLock};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::context::{STORE_UNAVAILABLE, ToolContext};
+use crate::error::ToolError;
+use crate::pending::{PendingActionStore, PendingSummary};
+use crate::result::AgentToolResult;
+use crate::schema::JsonObject;
+use crate::tool::{BoxFuture, Tool, ToolAnnotations, decode_arguments};
+
+/// The name of the resolve tool.
+pub const RESOLVE_TOOL_NAME: &str = "resolve";
+/// Its label.
+pub const RESOLVE_TOOL_LABEL: &str = "Resolve";
+/// The exact error when nothing is pending.
+pub const NOTHING_PENDING: &str = "No pending action to resolve. Nothing to apply or discard.";
+/// Every failed apply's message starts with this.
+pub const APPLY_FAILED_PREFIX: &str = "Apply failed: ";
+
+const DESCRIPTION: &str = "Resolve the most recent pending preview: `apply` performs the \
+previewed change, `discard` drops it. Pending previews are resolved last-in, first-out. \
+Call this after a tool reports a preview, before doing anything else.";
+
+/// What to do with the top pending action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResolveAction {
+    /// Perform the previewed change.
+    Apply,
+    /// Drop it.
+    Discard,
+}
+
+impl ResolveAction {
+    /// `"apply"` or `"discard"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResolveAction::Apply => "apply",
+            ResolveAction::Discard => "discard",
+        }
+    }
+}
+
+impl fmt::Display for ResolveAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The arguments of `resolve`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveArgs {
+    /// Apply or discard.
+    pub action: ResolveAction,
+    /// Why; passed to the action verbatim and never changes what it does.
+    pub reason: String,
+}
+
+/// How a resolve went: what was resolved and the result the model sees.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolution {
+    /// Apply or discard.
+    pub action: ResolveAction,
+    /// The reason given.
+    pub reason: String,
+    /// The action that was resolved.
+    pub summary: PendingSummary,
+    /// What the model sees.
+    pub result: AgentToolResult,
+}
+
+/// Why a resolve did not happen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResolveError {
+    /// The stack was empty.
+    NothingPending,
+    /// `apply` failed or panicked; the action is back on top of the stack.
+    ApplyFailed {
+        /// The action, still pending.
+        summary: PendingSummary,
+        /// The reason given.
+        reason: String,
+        /// What went wrong.
+        cause: ToolError,
+    },
+}
+
+impl fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResolveError::NothingPending => f.write_str(NOTHING_PENDING),
+            ResolveError::ApplyFailed { summary, cause, .. } => write!(
+                f,
+                "{APPLY_FAILED_PREFIX}{cause}\nThe action `{}` is still pending: fix the cause and call `resolve` with action \"apply\" again, or \"discard\" it.",
+                summary.label
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ResolveError {}
+
+fn resolve_details(action: ResolveAction, reason: &str, summary: &PendingSummary) -> JsonObject {
+    let mut details = JsonObject::new();
+    details.insert("action".into(), json!(action.as_str()));
+    details.insert("reason".into(), json!(reason));
+    details.insert("sourceToolName".into(), json!(summary.source_tool_name));
+    details.insert("label".into(), json!(summary.label));
+    details.insert("pendingId".into(), json!(summary.id));
+    if let Some(own) = &summary.details {
+        details.insert("details".into(), own.clone());
+    }
+    details
+}
+
+/// Applies or discards the top pending action of `store`.
+///
+/// This is the engine of the `resolve` tool, usable directly by agent loops and UIs.
+/// On apply, the result is apply's content, or `Applied: <label>.` when apply returned no
+/// text. On discard, `reject` runs if the action has one, and a returned result replaces
+/// `Discarded: <label>. Reason: <reason>`. A failing or panicking apply puts the action back
+/// on top, unchanged, and returns [`ResolveError::ApplyFailed`].
+///
+/// ```
+/// use xcsh_core::{resolve, AgentToolResult, PendingAction, PendingActionStore, ResolveAction, ToolError};
+///
+/// struct Write;
+/// impl PendingAction for Write {
+///     fn label(&self) -> String { "Write: 1 file".into() }
+///     async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> { Ok(().into()) }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let store = PendingActionStore::new();
+/// store.push(Write);
+/// let done = resolve(&store, ResolveAction::Apply, "looks right").await.unwrap();
+/// assert_eq!(done.result.text_content(), "Applied: Write: 1 file.");
+/// let err = resolve(&store, ResolveAction::Apply, "again").await.unwrap_err();
+/// assert_eq!(err.to_string(), "No pending action to resolve. Nothing to apply or discard.");
+/// # });
+/// ```
+pub async fn resolve(
+    store: &PendingActionStore,
+    action: ResolveAction,
+    reason: &str,
+) -> Result<Resolution, ResolveError> {
+    let _serialised = store.resolving.lock().await;
+    let mut entry = store.pop().ok_or(ResolveError::NothingPending)?;
+    let summary = entry.summary().clone();
+    let mut details = resolve_details(action, reason, &summary);
+    let result = match action {
+        ResolveAction::Apply => match entry.apply(reason).await {
+            Ok(mut result) => {
+                if !result.has_text() {
+                    result
+                        .content
+                        .push(crate::Content::text(format!("Applied: {}.", summary.label)));
+                }
+                result
+            }
+            Err(cause) => {
+                store.restore(entry);
+                return Err(ResolveError::ApplyFailed {
+                    summary,
+                    reason: reason.to_owned(),
+                    cause,
+                });
+            }
+        },
+        ResolveAction::Discard => {
+            let default = || {
+                AgentToolResult::text(format!(
+                    "Discarded: {}. Reason: {reason}",
+                    summary.label
+                ))
+            };
+            match entry.reject(reason).await {
+                Ok(Some(result)) => result,
+                Ok(None) => default(),
+                // The person asked to drop it: it stays dropped, but the model hears that
+                // the clean-up hook failed.
+                Err(cause) => {
+                    let mut result = default();
+                    result.is_error = true;
+                    result.content.push(crate::Content::text(format!(
+                        "The discard hook failed: {cause}"
+                    )));
+                    result
+                }
+            }
+        }
+    };
+    let mut result = result;
+    if let Some(own) = result.details.take() {
+        details.insert("result".into(), own);
+    }
+    result.details = Some(Value::Object(details));
+    Ok(Resolution {
+        action,
+        reason: reason.to_owned(),
+        summary,
+        result,
+    })
+}
+
+static RESOLVE_SCHEMA: LazyLock<Arc<JsonObject>> = LazyLock::new(|| {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "action": {
+                "type": "string",
+                "enum": ["apply", "discard"],
+                "description": "\"apply\" performs the previewed change; \"discard\" drops it"
+            },
+            "reason": {
+                "type": "string",
+                "description": "Why you're applying or discarding"
+            }
+        },
+        "required": ["action", "reason"],
+        "additionalProperties": false
+    });
+    match schema {
+        Value::Object(map) => Arc::new(map),
+        _ => unreachable!("the literal above is an object"),
+    }
+});
+
+/// The hidden `resolve` tool. Sessions add it by themselves when a registered tool can push
+/// pending actions; register it by hand only in a custom runtime.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResolveTool;
+
+impl Tool for ResolveTool {
+    fn name(&self) -> &str {
+        RESOLVE_TOOL_NAME
+    }
+    fn label(&self) -> &str {
+        RESOLVE_TOOL_LABEL
+    }
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+    fn parameters(&self) -> &Arc<JsonObject> {
+        &RESOLVE_SCHEMA
+    }
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .idempotent(false)
+            .open_world(false)
+    }
+    fn hidden(&self) -> bool {
+        true
+    }
+    fn execute<'a>(
+        &'a self,
+        ctx: &'a ToolContext,
+        args: Value,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        Box::pin(async move {
+            let args: ResolveArgs = decode_arguments(RESOLVE_TOOL_NAME, args)?;
+            let store = ctx
+                .pending_store()
+                .ok_or_else(|| ToolError::new(STORE_UNAVAILABLE))?;
+            match resolve(store, args.action, &args.reason).await {
+                Ok(resolution) => Ok(resolution.result),
+                Err(error @ ResolveError::NothingPending) => Err(ToolError::new(error.to_string())),
+                Err(error @ ResolveError::ApplyFailed { .. }) => {
+                    let ResolveError::ApplyFailed { summary, reason, .. } = &error else {
+                        unreachable!()
+                    };
+                    let details = resolve_details(args.action, reason, summary);
+                    Ok(AgentToolResult::error(error.to_string())
+                        .with_details(Value::Object(details)))
+                }
+            }
+        })
+    }
+}
+
+/// The description of `resolve` with the pending stack listed, top first — what an MCP
+/// server shows so a client can see what is waiting.
+pub fn describe_with_stack(stack: &[PendingSummary]) -> String {
+    if stack.is_empty() {
+        return format!("{DESCRIPTION}\n\nNothing is pending.");
+    }
+    let mut text = format!("{DESCRIPTION}\n\nPending, top first (resolved first):");
+    for summary in stack {
+        text.push_str(&format!(
+            "\n- {} {} (from {})",
+            summary.id, summary.label, summary.source_tool_name
+        ));
+    }
+    text
+}

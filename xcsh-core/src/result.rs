@@ -1,0 +1,223 @@
+//! What a tool returns to the model: [`AgentToolResult`] and its [`Content`] blocks.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::ToolError;
+
+/// One block of content in a tool result.
+///
+/// Serialises in the shape agents and MCP clients expect:
+/// `{"type":"text","text":"…"}` or `{"type":"image","data":"…","mimeType":"…"}`.
+///
+/// ```
+/// use xcsh_core::Content;
+/// let text = Content::text("done");
+/// assert_eq!(serde_json::to_value(&text).unwrap(), serde_json::json!({"type": "text", "text": "done"}));
+/// assert_eq!(text.as_text(), Some("done"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Content {
+    /// Plain text.
+    Text {
+        /// The text itself.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// Base64-encoded image bytes.
+        data: String,
+        /// The image's MIME type, e.g. `image/png`.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text { text: text.into() }
+    }
+
+    /// An image block from base64 data and a MIME type.
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Content::Image {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// The text of a text block, `None` for other blocks.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Content::Text { text } => Some(text),
+            Content::Image { .. } => None,
+        }
+    }
+}
+
+/// The result of a tool call, as the model sees it.
+///
+/// `details` carries structured data for user interfaces (diffs, counts) that the model does
+/// not need to read; `is_error` marks a failure the model should act on. It serialises as
+/// `{"content":[…],"details":…}` with `"isError":true` added only for errors.
+///
+/// ```
+/// use xcsh_core::AgentToolResult;
+/// let ok = AgentToolResult::text("Prepared 3 renames.").with_details(serde_json::json!({"count": 3}));
+/// assert_eq!(
+///     serde_json::to_value(&ok).unwrap(),
+///     serde_json::json!({"content": [{"type": "text", "text": "Prepared 3 renames."}], "details": {"count": 3}})
+/// );
+/// let failed = AgentToolResult::error("files[2]: invalid type: integer `2`, expected a string");
+/// assert!(failed.is_error);
+/// assert_eq!(failed.text_content(), "files[2]: invalid type: integer `2`, expected a string");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentToolResult {
+    /// The blocks shown to the model, in order.
+    pub content: Vec<Content>,
+    /// Structured data for user interfaces; not meant for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    /// Whether this result reports a failure.
+    #[serde(default, rename = "isError", skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+impl AgentToolResult {
+    /// A successful result holding one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        AgentToolResult {
+            content: vec![Content::text(text)],
+            details: None,
+            is_error: false,
+        }
+    }
+
+    /// An error result holding one text block: a message the model can act on.
+    pub fn error(message: impl Into<String>) -> Self {
+        AgentToolResult {
+            is_error: true,
+            ..AgentToolResult::text(message)
+        }
+    }
+
+    /// A successful result with no content; callers such as `resolve` fill in a default.
+    pub fn empty() -> Self {
+        AgentToolResult::default()
+    }
+
+    /// Replaces the details.
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// All text blocks joined with newlines.
+    pub fn text_content(&self) -> String {
+        let mut texts = self.content.iter().filter_map(Content::as_text);
+        let Some(first) = texts.next() else {
+            return String::new();
+        };
+        texts.fold(first.to_owned(), |mut acc, t| {
+            acc.push('\n');
+            acc.push_str(t);
+            acc
+        })
+    }
+
+    /// Whether any block carries non-empty text.
+    pub fn has_text(&self) -> bool {
+        self.content
+            .iter()
+            .any(|c| c.as_text().is_some_and(|t| !t.is_empty()))
+    }
+}
+
+impl From<String> for AgentToolResult {
+    fn from(text: String) -> Self {
+        AgentToolResult::text(text)
+    }
+}
+
+impl From<&str> for AgentToolResult {
+    fn from(text: &str) -> Self {
+        AgentToolResult::text(text)
+    }
+}
+
+impl From<Content> for AgentToolResult {
+    fn from(content: Content) -> Self {
+        AgentToolResult {
+            content: vec![content],
+            ..AgentToolResult::default()
+        }
+    }
+}
+
+impl From<Vec<Content>> for AgentToolResult {
+    fn from(content: Vec<Content>) -> Self {
+        AgentToolResult {
+            content,
+            ..AgentToolResult::default()
+        }
+    }
+}
+
+impl From<()> for AgentToolResult {
+    fn from((): ()) -> Self {
+        AgentToolResult::empty()
+    }
+}
+
+impl From<ToolError> for AgentToolResult {
+    fn from(error: ToolError) -> Self {
+        AgentToolResult::error(error.to_string())
+    }
+}
+
+/// Anything a tool, an `apply` or a `reject` may return.
+///
+/// Implemented for [`AgentToolResult`], [`String`], `&str`, [`Content`], `()` (no text: callers
+/// such as `resolve` fill in a default), and `Result<T, E>` of any of those with any
+/// [`Display`](std::fmt::Display) error — [`ToolError`], `anyhow::Error`, `std::io::Error`, a `String`…
+///
+/// ```
+/// use xcsh_core::{IntoToolResult, ToolError};
+/// let ok: Result<String, std::io::Error> = Ok("written".into());
+/// assert_eq!(ok.into_tool_result().unwrap().text_content(), "written");
+/// let failed: Result<&str, String> = Err("disk full".into());
+/// assert_eq!(failed.into_tool_result().unwrap_err().to_string(), "disk full");
+/// ```
+pub trait IntoToolResult {
+    /// Converts into a result or a failure.
+    fn into_tool_result(self) -> Result<AgentToolResult, ToolError>;
+}
+
+macro_rules! into_tool_result_via_from {
+    ($($ty:ty),*) => {$(
+        impl IntoToolResult for $ty {
+            fn into_tool_result(self) -> Result<AgentToolResult, ToolError> {
+                Ok(AgentToolResult::from(self))
+            }
+        }
+    )*};
+}
+
+into_tool_result_via_from!(AgentToolResult, String, &str, Content, Vec<Content>, ());
+
+impl<T, E> IntoToolResult for Result<T, E>
+where
+    T: Into<AgentToolResult>,
+    E: std::fmt::Display,
+{
+    fn into_tool_result(self) -> Result<AgentToolResult, ToolError> {
+        match self {
+            Ok(value) => Ok(value.into()),
+            Err(error) => Err(ToolError::from_display(error)),
+        }
+    }
+}

@@ -1,0 +1,493 @@
+//! [`Session`]: the registered tools, one pending stack, and the calls between them.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{Extensions, ProgressSink, RESOLVE_REMINDER, Reminders, ToolContext};
+use crate::dialect::Dialect;
+use crate::error::{ToolError, panic_message};
+use crate::names::validate_tool_name;
+use crate::pending::PendingActionStore;
+use crate::resolve::{RESOLVE_TOOL_NAME, ResolveTool};
+use crate::result::AgentToolResult;
+use crate::suite::{Suite, registered_tools};
+use crate::tool::{CustomTool, Tool, custom_tool};
+
+/// Why a session could not be built: every problem found, not just the first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError {
+    problems: Vec<String>,
+}
+
+impl BuildError {
+    /// Each problem, one sentence each.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.problems.as_slice() {
+            [one] => write!(f, "cannot build the session: {one}"),
+            many => {
+                write!(f, "cannot build the session ({} problems):", many.len())?;
+                for problem in many {
+                    write!(f, "\n- {problem}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Collects tools and settings, then builds a [`Registry`] or a [`Session`].
+///
+/// ```
+/// use xcsh_core::{Session, ToolSuite};
+/// let session = Session::builder()
+///     .suite(ToolSuite::new())
+///     .workspace_root(std::env::temp_dir())
+///     .strict_resolve_gate(true)
+///     .build()
+///     .unwrap();
+/// assert!(session.tool_names().is_empty()); // nothing pushes pending actions: no `resolve`
+/// ```
+#[derive(Default)]
+pub struct SessionBuilder {
+    tools: Vec<Arc<dyn Tool>>,
+    selection: Option<Vec<String>>,
+    workspace_root: Option<PathBuf>,
+    strict_gate: bool,
+    extensions: Extensions,
+}
+
+impl SessionBuilder {
+    /// Registers a tool.
+    #[must_use]
+    pub fn tool(mut self, tool: impl Tool) -> Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Registers a shared tool.
+    #[must_use]
+    pub fn shared_tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Registers a [`CustomTool`] type.
+    #[must_use]
+    pub fn custom<T: CustomTool>(mut self) -> Self {
+        self.tools.push(custom_tool::<T>());
+        self
+    }
+
+    /// Registers every tool of a suite.
+    #[must_use]
+    pub fn suite(mut self, suite: impl Suite) -> Self {
+        self.tools.extend(suite.tools());
+        self
+    }
+
+    /// Registers every tool that registered itself (`#[custom_tool]` does), sorted by name.
+    #[must_use]
+    pub fn registered(mut self) -> Self {
+        let mut registrations: Vec<_> = registered_tools().collect();
+        registrations.sort_by_key(|r| r.name);
+        self.tools
+            .extend(registrations.into_iter().map(|r| (r.make)()));
+        self
+    }
+
+    /// Keeps only the named tools (a person's selection). `resolve` is managed by the
+    /// runtime and cannot be selected or deselected.
+    #[must_use]
+    pub fn select<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.selection = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The directory file tools work in (default: the current directory).
+    #[must_use]
+    pub fn workspace_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.workspace_root = Some(root.into());
+        self
+    }
+
+    /// When on, any call other than `resolve` while actions are pending is refused with a
+    /// message telling the model to call `resolve` first.
+    #[must_use]
+    pub fn strict_resolve_gate(mut self, on: bool) -> Self {
+        self.strict_gate = on;
+        self
+    }
+
+    /// Shares a value with every tool call ([`ToolContext::extension`]).
+    #[must_use]
+    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
+    /// Validates the tools and builds a registry that many sessions can share.
+    pub fn build_registry(self) -> Result<Arc<Registry>, BuildError> {
+        let mut problems = Vec::new();
+        let mut tools = self.tools;
+
+        if let Some(selection) = &self.selection {
+            for name in selection {
+                if name == RESOLVE_TOOL_NAME {
+                    problems.push(format!(
+                        "`{RESOLVE_TOOL_NAME}` cannot be selected: the runtime adds it whenever a selected tool can push pending actions; remove it from the selection"
+                    ));
+                } else if !tools.iter().any(|t| t.name() == name) {
+                    problems.push(format!(
+                        "selected tool `{name}` is not registered{}",
+                        suggestion(name, tools.iter().map(|t| t.name()))
+                    ));
+                }
+            }
+            tools.retain(|t| selection.iter().any(|s| s == t.name()));
+        }
+
+        let mut by_name: HashMap<String, usize> = HashMap::new();
+        for (index, tool) in tools.iter().enumerate() {
+            let name = tool.name();
+            if let Err(problem) = validate_tool_name(name) {
+                problems.push(problem);
+            }
+            if name == RESOLVE_TOOL_NAME {
+                problems.push(format!(
+                    "a tool named `{RESOLVE_TOOL_NAME}` is registered, but that name is reserved for the runtime's resolve tool; rename the tool"
+                ));
+                continue;
+            }
+            if tool.description().trim().is_empty() {
+                problems.push(format!(
+                    "tool `{name}` has no description; the model needs one to know when to call it"
+                ));
+            }
+            if let Some(&first) = by_name.get(name) {
+                problems.push(format!(
+                    "two tools are named `{name}` (registrations {} and {}); tool names must be unique, rename one of them",
+                    first + 1,
+                    index + 1
+                ));
+            } else {
+                by_name.insert(name.to_owned(), index);
+            }
+        }
+
+        let offers_resolve = tools.iter().any(|t| t.pushes_pending_actions());
+        if offers_resolve {
+            by_name.insert(RESOLVE_TOOL_NAME.to_owned(), tools.len());
+            tools.push(Arc::new(ResolveTool));
+        }
+
+        if !problems.is_empty() {
+            return Err(BuildError { problems });
+        }
+        let workspace_root = match self.workspace_root {
+            Some(root) => root,
+            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        };
+        Ok(Arc::new(Registry {
+            tools,
+            by_name,
+            offers_resolve,
+            workspace_root: Arc::from(workspace_root),
+            strict_gate: self.strict_gate,
+            extensions: Arc::new(self.extensions),
+        }))
+    }
+
+    /// Validates the tools and builds a session.
+    pub fn build(self) -> Result<Session, BuildError> {
+        Ok(Session::new(self.build_registry()?))
+    }
+}
+
+/// " Did you mean `x`?" for the closest of `candidates`, or nothing.
+pub(crate) fn suggestion<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> String {
+    candidates
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
+}
+
+/// Validated tools and settings, shared by any number of [`Session`]s (an MCP server makes one
+/// session per client connection from the same registry).
+pub struct Registry {
+    tools: Vec<Arc<dyn Tool>>,
+    by_name: HashMap<String, usize>,
+    offers_resolve: bool,
+    workspace_root: Arc<Path>,
+    strict_gate: bool,
+    extensions: Arc<Extensions>,
+}
+
+impl Registry {
+    /// The tools, in registration order, `resolve` last when offered.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+
+    /// The tool with this name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.by_name.get(name).map(|&index| &self.tools[index])
+    }
+
+    /// Whether `resolve` is offered (some tool can push pending actions).
+    pub fn offers_resolve(&self) -> bool {
+        self.offers_resolve
+    }
+
+    /// The workspace root given to every call.
+    pub fn workspace_root(&self) -> &Path {
+        &self.workspace_root
+    }
+
+    /// A new session over these tools, with its own empty pending stack.
+    pub fn session(self: &Arc<Self>) -> Session {
+        Session::new(Arc::clone(self))
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>())
+            .field("workspace_root", &self.workspace_root)
+            .field("strict_gate", &self.strict_gate)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Options for one call.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// The call id the model or client gave; generated when absent.
+    pub call_id: Option<String>,
+    /// Cancels the call: the model gets a `Cancelled` error result at once.
+    pub cancellation: Option<CancellationToken>,
+    /// Where the tool's progress reports go.
+    pub progress: Option<ProgressSink>,
+}
+
+/// How to steer the model toward `resolve` while something is pending.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResolveBias {
+    /// Send this as the request's tool choice.
+    ToolChoice(Value),
+    /// The provider cannot force a named tool: deliver this reminder instead.
+    Reminder(&'static str),
+}
+
+/// One conversation: the registered tools, its own pending-action stack and reminder queue.
+/// Cheap to clone; clones share the same state.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let session = xcsh_core::Session::builder().build().unwrap();
+/// let result = session.call("nope", serde_json::json!({})).await;
+/// assert!(result.is_error);
+/// assert_eq!(result.text_content(), "Unknown tool `nope`. No tools are registered.");
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Session {
+    id: Arc<str>,
+    registry: Arc<Registry>,
+    store: Arc<PendingActionStore>,
+    reminders: Arc<Reminders>,
+}
+
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
+static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+
+impl Session {
+    /// Starts building a session.
+    pub fn builder() -> SessionBuilder {
+        SessionBuilder::default()
+    }
+
+    /// A session over a registry, with an empty pending stack.
+    pub fn new(registry: Arc<Registry>) -> Self {
+        Session {
+            id: Arc::from(format!(
+                "session-{}",
+                NEXT_SESSION.fetch_add(1, Ordering::Relaxed)
+            )),
+            registry,
+            store: Arc::new(PendingActionStore::new()),
+            reminders: Arc::default(),
+        }
+    }
+
+    /// This session's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The registry it draws tools from.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The tools offered to the model, `resolve` included when offered.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        self.registry.tools()
+    }
+
+    /// The names of the offered tools.
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.tools().iter().map(|t| t.name()).collect()
+    }
+
+    /// The pending-action stack.
+    pub fn pending(&self) -> &Arc<PendingActionStore> {
+        &self.store
+    }
+
+    /// Takes the reminders queued for the model (one per pushed preview).
+    pub fn take_reminders(&self) -> Vec<String> {
+        self.reminders.drain()
+    }
+
+    /// The reminder queue.
+    pub fn reminders(&self) -> &Arc<Reminders> {
+        &self.reminders
+    }
+
+    /// The tool choice to send with the next request: `resolve` forced while anything is
+    /// pending, `None` otherwise (never a stale force), and `None` for a provider that cannot
+    /// force a named tool (deliver [`RESOLVE_REMINDER`] instead; see [`resolve_bias`](Self::resolve_bias)).
+    pub fn tool_choice(&self, dialect: Dialect) -> Option<Value> {
+        match self.resolve_bias(dialect)? {
+            ResolveBias::ToolChoice(choice) => Some(choice),
+            ResolveBias::Reminder(_) => None,
+        }
+    }
+
+    /// How to steer the model toward `resolve`, or `None` when nothing is pending.
+    pub fn resolve_bias(&self, dialect: Dialect) -> Option<ResolveBias> {
+        if !self.store.has_pending() || !self.registry.offers_resolve {
+            return None;
+        }
+        Some(match interim_forced_choice(dialect) {
+            Some(choice) => ResolveBias::ToolChoice(choice),
+            None => ResolveBias::Reminder(RESOLVE_REMINDER),
+        })
+    }
+
+    /// Calls a tool. Failures of every kind come back as error results the model can act
+    /// on: unknown names (with the available ones), bad arguments (with the JSON path and
+    /// the expected type), tool errors, and panics (the session keeps working).
+    pub async fn call(&self, name: &str, args: Value) -> AgentToolResult {
+        self.call_with(name, args, CallOptions::default()).await
+    }
+
+    /// [`call`](Self::call) with a call id, a cancellation token and a progress sink.
+    pub async fn call_with(&self, name: &str, args: Value, options: CallOptions) -> AgentToolResult {
+        let Some(tool) = self.registry.get(name) else {
+            return AgentToolResult::error(self.unknown_tool_message(name));
+        };
+        if self.registry.strict_gate && name != RESOLVE_TOOL_NAME {
+            if let Some(top) = self.store.peek() {
+                return AgentToolResult::error(format!(
+                    "Call refused: {} pending action(s) await resolution, the most recent being `{}`. Call the `{RESOLVE_TOOL_NAME}` tool first to apply or discard it, then call `{name}` again.",
+                    self.store.len(),
+                    top.label
+                ));
+            }
+        }
+
+        let call_id = options
+            .call_id
+            .unwrap_or_else(|| format!("call-{}", NEXT_CALL.fetch_add(1, Ordering::Relaxed)));
+        let cancellation = options.cancellation.unwrap_or_default();
+        let mut ctx = ToolContext::new()
+            .with_call_id(call_id.as_str())
+            .with_session_id(Arc::clone(&self.id))
+            .with_workspace_root(self.registry.workspace_root.to_path_buf())
+            .with_cancellation(cancellation.clone())
+            .with_pending_store(Arc::clone(&self.store))
+            .with_reminders(Arc::clone(&self.reminders))
+            .with_extensions(Arc::clone(&self.registry.extensions));
+        if let Some(sink) = options.progress {
+            ctx = ctx.with_progress(sink);
+        }
+
+        let _span = tracing::debug_span!("tool_call", tool = name, call_id = %call_id).entered();
+        let run = AssertUnwindSafe(tool.execute(&ctx, args)).catch_unwind();
+        let outcome = tokio::select! {
+            biased;
+            () = cancellation.cancelled() => Ok(Err(ToolError::cancelled())),
+            outcome = run => outcome,
+        };
+        match outcome {
+            Ok(Ok(result)) => result,
+            Ok(Err(error)) => AgentToolResult::error(error.into_message()),
+            Err(payload) => {
+                let message = panic_message(payload.as_ref());
+                tracing::error!(tool = name, %message, "tool panicked");
+                AgentToolResult::error(format!(
+                    "Tool `{name}` failed unexpectedly (panic: {message}). Nothing else was affected; you may retry with different arguments or use another tool."
+                ))
+            }
+        }
+    }
+
+    fn unknown_tool_message(&self, name: &str) -> String {
+        let names = self.tool_names();
+        if names.is_empty() {
+            return format!("Unknown tool `{name}`. No tools are registered.");
+        }
+        let hint = suggestion(name, names.iter().copied());
+        format!(
+            "Unknown tool `{name}`{hint}. Available tools: {}.",
+            names.join(", ")
+        )
+    }
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("tools", &self.tool_names())
+            .field("pending", &self.store.len())
+            .finish()
+    }
+}
+
+// TODO(dialects): replace with `Dialect::forced_tool_choice` once the dialect module has it.
+fn interim_forced_choice(dialect: Dialect) -> Option<Value> {
+    let name = RESOLVE_TOOL_NAME;
+    Some(match dialect {
+        Dialect::Anthropic => serde_json::json!({"type": "tool", "name": name}),
+        Dialect::OpenAiChat => serde_json::json!({"type": "function", "function": {"name": name}}),
+        Dialect::OpenAiResponses => serde_json::json!({"type": "function", "name": name}),
+        Dialect::Gemini => serde_json::json!({"function_calling_config": {"mode": "ANY", "allowed_function_names": [name]}}),
+        Dialect::Bedrock => serde_json::json!({"tool": {"name": name}}),
+        Dialect::Mcp => return None,
+    })
+}
