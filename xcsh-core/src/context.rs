@@ -61,7 +61,10 @@ impl Reminders {
 
     /// How many reminders are queued.
     pub fn len(&self) -> usize {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// Whether nothing is queued.
@@ -156,7 +159,9 @@ impl ToolContext {
         ToolContext {
             call_id: Arc::from(""),
             session_id: Arc::from(""),
-            workspace_root: Arc::from(std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))),
+            workspace_root: Arc::from(
+                std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            ),
             cancellation: CancellationToken::new(),
             progress: None,
             pending: None,

@@ -56,6 +56,7 @@ pub mod dialect;
 mod error;
 mod names;
 mod pending;
+mod pending_fn;
 mod render;
 mod resolve;
 mod result;
@@ -75,6 +76,7 @@ pub use pending::{
     DEFAULT_SOURCE_TOOL_NAME, PendingAction, PendingActionStore, PendingEntry, PendingEvent,
     PendingId, PendingSummary,
 };
+pub use pending_fn::PendingFn;
 pub use render::ResolutionView;
 pub use resolve::{
     APPLY_FAILED_PREFIX, NOTHING_PENDING, RESOLVE_TOOL_LABEL, RESOLVE_TOOL_NAME, Resolution,

@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 
 use crate::context::{STORE_UNAVAILABLE, ToolContext};
 use crate::error::ToolError;
+use crate::pending::PendingEntry;
 use crate::pending::{PendingActionStore, PendingSummary};
-use crate::result::AgentToolResult;
+use crate::result::{AgentToolResult, Content};
 use crate::schema::JsonObject;
 use crate::tool::{BoxFuture, Tool, ToolAnnotations, decode_arguments};
 
@@ -151,21 +152,28 @@ pub async fn resolve(
     reason: &str,
 ) -> Result<Resolution, ResolveError> {
     let _serialised = store.resolving.lock().await;
-    let mut entry = store.pop().ok_or(ResolveError::NothingPending)?;
+    let entry = store.pop().ok_or(ResolveError::NothingPending)?;
     let summary = entry.summary().clone();
+    // If this future is dropped mid-way (its caller was cancelled), the action goes back on
+    // the stack instead of vanishing.
+    let mut taken = PutBackOnDrop {
+        store,
+        entry: Some(entry),
+    };
     let mut details = resolve_details(action, reason, &summary);
     let result = match action {
-        ResolveAction::Apply => match entry.apply(reason).await {
+        ResolveAction::Apply => match taken.entry_mut().apply(reason).await {
             Ok(mut result) => {
+                taken.consume();
                 if !result.has_text() {
                     result
                         .content
-                        .push(crate::Content::text(format!("Applied: {}.", summary.label)));
+                        .push(Content::text(format!("Applied: {}.", summary.label)));
                 }
                 result
             }
             Err(cause) => {
-                store.restore(entry);
+                taken.put_back();
                 return Err(ResolveError::ApplyFailed {
                     summary,
                     reason: reason.to_owned(),
@@ -174,13 +182,11 @@ pub async fn resolve(
             }
         },
         ResolveAction::Discard => {
-            let default = || {
-                AgentToolResult::text(format!(
-                    "Discarded: {}. Reason: {reason}",
-                    summary.label
-                ))
-            };
-            match entry.reject(reason).await {
+            let outcome = taken.entry_mut().reject(reason).await;
+            taken.consume();
+            let default =
+                || AgentToolResult::text(format!("Discarded: {}. Reason: {reason}", summary.label));
+            match outcome {
                 Ok(Some(result)) => result,
                 Ok(None) => default(),
                 // The person asked to drop it: it stays dropped, but the model hears that
@@ -188,9 +194,9 @@ pub async fn resolve(
                 Err(cause) => {
                     let mut result = default();
                     result.is_error = true;
-                    result.content.push(crate::Content::text(format!(
-                        "The discard hook failed: {cause}"
-                    )));
+                    result
+                        .content
+                        .push(Content::text(format!("The discard hook failed: {cause}")));
                     result
                 }
             }
@@ -207,6 +213,38 @@ pub async fn resolve(
         summary,
         result,
     })
+}
+
+/// Holds a popped entry; unless consumed, puts it back on the stack when dropped.
+struct PutBackOnDrop<'a> {
+    store: &'a PendingActionStore,
+    entry: Option<PendingEntry>,
+}
+
+impl PutBackOnDrop<'_> {
+    fn entry_mut(&mut self) -> &mut PendingEntry {
+        self.entry
+            .as_mut()
+            .expect("the entry is only taken by consume/put_back, which end its use")
+    }
+
+    /// The action was resolved: drop it for good.
+    fn consume(&mut self) {
+        self.entry = None;
+    }
+
+    /// The action stays pending: back on top.
+    fn put_back(&mut self) {
+        if let Some(entry) = self.entry.take() {
+            self.store.restore(entry);
+        }
+    }
+}
+
+impl Drop for PutBackOnDrop<'_> {
+    fn drop(&mut self) {
+        self.put_back();
+    }
 }
 
 static RESOLVE_SCHEMA: LazyLock<Arc<JsonObject>> = LazyLock::new(|| {
@@ -270,11 +308,22 @@ impl Tool for ResolveTool {
             let store = ctx
                 .pending_store()
                 .ok_or_else(|| ToolError::new(STORE_UNAVAILABLE))?;
-            match resolve(store, args.action, &args.reason).await {
+            // Run to completion on its own task: cancelling the call stops the waiting, never
+            // an apply half-way through.
+            let store = Arc::clone(store);
+            let reason = args.reason.clone();
+            let action = args.action;
+            let outcome = tokio::spawn(async move { resolve(&store, action, &reason).await })
+                .await
+                .map_err(|join| ToolError::new(format!("resolve did not complete: {join}")))?;
+            match outcome {
                 Ok(resolution) => Ok(resolution.result),
                 Err(error @ ResolveError::NothingPending) => Err(ToolError::new(error.to_string())),
                 Err(error @ ResolveError::ApplyFailed { .. }) => {
-                    let ResolveError::ApplyFailed { summary, reason, .. } = &error else {
+                    let ResolveError::ApplyFailed {
+                        summary, reason, ..
+                    } = &error
+                    else {
                         unreachable!()
                     };
                     let details = resolve_details(args.action, reason, summary);

@@ -82,7 +82,11 @@ pub struct AgentToolResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     /// Whether this result reports a failure.
-    #[serde(default, rename = "isError", skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        default,
+        rename = "isError",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub is_error: bool,
 }
 

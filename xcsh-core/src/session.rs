@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures_util::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::context::{Extensions, ProgressSink, RESOLVE_REMINDER, Reminders, ToolContext};
 use crate::dialect::Dialect;
@@ -159,7 +160,9 @@ impl SessionBuilder {
                 } else if !tools.iter().any(|t| t.name() == name) {
                     problems.push(format!(
                         "selected tool `{name}` is not registered{}",
-                        suggestion(name, tools.iter().map(|t| t.name()))
+                        closest(name, tools.iter().map(|t| t.name()))
+                            .map(|c| format!("; did you mean `{c}`?"))
+                            .unwrap_or_default()
                     ));
                 }
             }
@@ -223,14 +226,13 @@ impl SessionBuilder {
     }
 }
 
-/// " Did you mean `x`?" for the closest of `candidates`, or nothing.
-pub(crate) fn suggestion<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> String {
+/// The closest of `candidates` to `name`, if any is close enough to be a likely typo.
+fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .map(|c| (strsim::jaro_winkler(name, c), c))
         .filter(|(score, _)| *score > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| format!("; did you mean `{c}`?"))
-        .unwrap_or_default()
+        .map(|(_, c)| c)
 }
 
 /// Validated tools and settings, shared by any number of [`Session`]s (an MCP server makes one
@@ -274,7 +276,10 @@ impl Registry {
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
-            .field("tools", &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            )
             .field("workspace_root", &self.workspace_root)
             .field("strict_gate", &self.strict_gate)
             .finish_non_exhaustive()
@@ -406,18 +411,24 @@ impl Session {
     }
 
     /// [`call`](Self::call) with a call id, a cancellation token and a progress sink.
-    pub async fn call_with(&self, name: &str, args: Value, options: CallOptions) -> AgentToolResult {
+    pub async fn call_with(
+        &self,
+        name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> AgentToolResult {
         let Some(tool) = self.registry.get(name) else {
             return AgentToolResult::error(self.unknown_tool_message(name));
         };
-        if self.registry.strict_gate && name != RESOLVE_TOOL_NAME {
-            if let Some(top) = self.store.peek() {
-                return AgentToolResult::error(format!(
-                    "Call refused: {} pending action(s) await resolution, the most recent being `{}`. Call the `{RESOLVE_TOOL_NAME}` tool first to apply or discard it, then call `{name}` again.",
-                    self.store.len(),
-                    top.label
-                ));
-            }
+        if self.registry.strict_gate
+            && name != RESOLVE_TOOL_NAME
+            && let Some(top) = self.store.peek()
+        {
+            return AgentToolResult::error(format!(
+                "Call refused: {} pending action(s) await resolution, the most recent being `{}`. Call the `{RESOLVE_TOOL_NAME}` tool first to apply or discard it, then call `{name}` again.",
+                self.store.len(),
+                top.label
+            ));
         }
 
         let call_id = options
@@ -436,8 +447,10 @@ impl Session {
             ctx = ctx.with_progress(sink);
         }
 
-        let _span = tracing::debug_span!("tool_call", tool = name, call_id = %call_id).entered();
-        let run = AssertUnwindSafe(tool.execute(&ctx, args)).catch_unwind();
+        let span = tracing::debug_span!("tool_call", tool = name, call_id = %call_id);
+        let run = AssertUnwindSafe(tool.execute(&ctx, args))
+            .catch_unwind()
+            .instrument(span);
         let outcome = tokio::select! {
             biased;
             () = cancellation.cancelled() => Ok(Err(ToolError::cancelled())),
@@ -461,9 +474,11 @@ impl Session {
         if names.is_empty() {
             return format!("Unknown tool `{name}`. No tools are registered.");
         }
-        let hint = suggestion(name, names.iter().copied());
+        let hint = closest(name, names.iter().copied())
+            .map(|c| format!(" Did you mean `{c}`?"))
+            .unwrap_or_default();
         format!(
-            "Unknown tool `{name}`{hint}. Available tools: {}.",
+            "Unknown tool `{name}`.{hint} Available tools: {}.",
             names.join(", ")
         )
     }
@@ -486,7 +501,9 @@ fn interim_forced_choice(dialect: Dialect) -> Option<Value> {
         Dialect::Anthropic => serde_json::json!({"type": "tool", "name": name}),
         Dialect::OpenAiChat => serde_json::json!({"type": "function", "function": {"name": name}}),
         Dialect::OpenAiResponses => serde_json::json!({"type": "function", "name": name}),
-        Dialect::Gemini => serde_json::json!({"function_calling_config": {"mode": "ANY", "allowed_function_names": [name]}}),
+        Dialect::Gemini => {
+            serde_json::json!({"function_calling_config": {"mode": "ANY", "allowed_function_names": [name]}})
+        }
         Dialect::Bedrock => serde_json::json!({"tool": {"name": name}}),
         Dialect::Mcp => return None,
     })
