@@ -66,8 +66,7 @@ mod suite;
 mod tool;
 
 pub use context::{
-    Extensions, Progress, ProgressSink, RESOLVE_REMINDER, Reminders, STORE_UNAVAILABLE,
-    ToolContext,
+    Extensions, Progress, ProgressSink, RESOLVE_REMINDER, Reminders, STORE_UNAVAILABLE, ToolContext,
 };
 pub use dialect::Dialect;
 pub use error::ToolError;
