@@ -3,3 +3,6 @@
 pub mod changeset;
 pub mod engine;
 pub mod workspace;
+
+pub use changeset::{ApplyError, ApplyReport, ChangeSet, ChangeSetError, Fingerprint};
+pub use workspace::{PathError, Workspace, WorkspaceError, is_temp_artifact};

@@ -1,1 +1,542 @@
 //! Stale-safe, all-or-nothing multi-file edits.
+//!
+//! A [`ChangeSet`] collects modifications, creations, deletions and renames of files under a
+//! [`Workspace`], remembering for every existing file it touches only a [`Fingerprint`] of
+//! what it held (never the old content: a preview over thousands of files stays lean).
+//! [`ChangeSet::apply`] then writes them all or none:
+//!
+//! * **Stale-safe.** Before writing anything, every file is checked against its fingerprint,
+//!   and every path that must be absent is checked to be absent. If anything changed since
+//!   the change set was built, nothing is written and the error names every stale file and
+//!   why.
+//! * **All or nothing.** New contents go to temporary files next to their targets (fsynced,
+//!   with the original's permissions), then replace the targets by `rename`, with every
+//!   original kept reachable as a backup until the end. If any step fails, every step done so
+//!   far is undone and the error says nothing was changed.
+//! * **Crash-safe.** If the process is killed at any moment (SIGKILL) — or the machine loses
+//!   power after the directories were synced — every file holds either its old content or
+//!   its new content in full, never a truncated or mixed one; a deleted file is either there
+//!   with its old content or gone; a renamed file is at exactly one of its two names. The
+//!   only other leftovers are temporary and backup files, whose names
+//!   [`is_temp_artifact`](crate::workspace::is_temp_artifact) recognises; a crash *between*
+//!   files can leave some files new and others old (no filesystem offers multi-file
+//!   transactions), which the backups next to them make recoverable.
+//!
+//! Confinement: every path goes through [`Workspace::resolve`]; nothing outside the root is
+//! read or written. A symbolic link inside the root that leads to a file inside the root is
+//! edited at its target (the link stays a link); one that leads out is refused.
+//!
+//! ```
+//! use xcsh_tools::changeset::ChangeSet;
+//! use xcsh_tools::workspace::Workspace;
+//!
+//! let dir = tempfile::tempdir()?;
+//! std::fs::create_dir(dir.path().join("src"))?;
+//! std::fs::write(dir.path().join("src/a.rs"), "fn a() {}\n")?;
+//! std::fs::write(dir.path().join("src/old.rs"), "// old\n")?;
+//!
+//! let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+//! cs.modify("src/a.rs", "fn a() -> u8 { 1 }\n")?;
+//! cs.create("src/new.rs", "// new\n")?;
+//! cs.delete("src/old.rs")?;
+//! print!("{}", cs.diff());
+//!
+//! let report = cs.apply()?;
+//! assert_eq!((report.modified, report.created, report.deleted), (1, 1, 1));
+//! assert_eq!(std::fs::read_to_string(dir.path().join("src/a.rs"))?, "fn a() -> u8 { 1 }\n");
+//! assert!(!dir.path().join("src/old.rs").exists());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod apply;
+mod diff;
+mod error;
+mod fault;
+mod fingerprint;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use apply::ApplyReport;
+pub use error::{ApplyError, Attention, ChangeSetError, StaleFile, StaleReason};
+#[doc(hidden)]
+pub use fault::FaultPlan;
+pub use fingerprint::Fingerprint;
+
+use crate::workspace::{Entry, Workspace};
+
+/// A set of file operations under one workspace, applied all together or not at all.
+///
+/// Build it with [`modify`](Self::modify), [`modify_expecting`](Self::modify_expecting),
+/// [`create`](Self::create), [`delete`](Self::delete) and [`rename`](Self::rename); show it
+/// with [`diff`](Self::diff); run it with [`apply`](Self::apply). Each file may be touched by
+/// one operation only. See the [module documentation](self) for the guarantees.
+///
+/// Cloning is cheap (new contents are shared), so a pending action can hand a clone to
+/// `tokio::task::spawn_blocking` and keep its own for a retry.
+///
+/// ```
+/// use xcsh_tools::changeset::ChangeSet;
+/// use xcsh_tools::workspace::Workspace;
+///
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("x.rs"), "x")?;
+/// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+/// cs.rename("x.rs", "moved/y.rs")?; // missing directories are created
+/// assert_eq!(cs.len(), 1);
+/// cs.apply()?;
+/// assert_eq!(std::fs::read_to_string(dir.path().join("moved/y.rs"))?, "x");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct ChangeSet {
+    ws: Workspace,
+    ops: Vec<Op>,
+    /// Every real path an operation touches, to the index of that operation.
+    claimed: HashMap<PathBuf, usize>,
+    /// Directories that do not exist yet and an operation will create, to its index.
+    needed_dirs: HashMap<PathBuf, usize>,
+}
+
+/// New content, shared so that cloning a change set does not copy it.
+type Content = Arc<Vec<u8>>;
+
+/// An existing file an operation depends on.
+#[derive(Clone, Debug)]
+pub(crate) struct Tracked {
+    /// The path as the caller gave it, re-resolved at apply to notice links that changed.
+    pub(crate) user: PathBuf,
+    pub(crate) entry: Entry,
+    pub(crate) expect: Fingerprint,
+}
+
+/// A path that must be absent (the file to create, the name to rename to).
+#[derive(Clone, Debug)]
+pub(crate) struct Absent {
+    pub(crate) user: PathBuf,
+    pub(crate) entry: Entry,
+}
+
+#[derive(Clone)]
+pub(crate) enum Op {
+    Modify { file: Tracked, content: Content },
+    Create { file: Absent, content: Content },
+    Delete { file: Tracked },
+    Rename { from: Tracked, to: Absent },
+}
+
+impl Op {
+    fn verb(&self) -> &'static str {
+        match self {
+            Op::Modify { .. } => "modify",
+            Op::Create { .. } => "create",
+            Op::Delete { .. } => "delete",
+            Op::Rename { .. } => "rename",
+        }
+    }
+}
+
+impl ChangeSet {
+    /// An empty change set under `ws`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// let cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// assert!(cs.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new(ws: Workspace) -> Self {
+        Self {
+            ws,
+            ops: Vec::new(),
+            claimed: HashMap::new(),
+            needed_dirs: HashMap::new(),
+        }
+    }
+
+    /// The workspace this change set works in.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// let ws = Workspace::new(dir.path())?;
+    /// assert_eq!(ChangeSet::new(ws.clone()).workspace(), &ws);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn workspace(&self) -> &Workspace {
+        &self.ws
+    }
+
+    /// How many operations the change set holds.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.create("a.txt", "a")?;
+    /// assert_eq!(cs.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Whether the change set holds no operation (applying it does nothing).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// assert!(ChangeSet::new(Workspace::new(dir.path())?).is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Replaces the content of an existing file with `content`. The file is read now (in
+    /// chunks, not kept) to record its [`Fingerprint`]; apply refuses if it changed since.
+    ///
+    /// A symbolic link leading to a file inside the root is edited at its target.
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "old")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify("a.txt", "new")?;
+    /// assert!(cs.modify("missing.txt", "x").is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn modify(
+        &mut self,
+        path: impl AsRef<Path>,
+        content: impl Into<Vec<u8>>,
+    ) -> Result<&mut Self, ChangeSetError> {
+        let (user, entry) = self.existing_file("modify", path.as_ref(), true)?;
+        let expect = self.read_fingerprint(&entry.target)?;
+        let file = Tracked {
+            user,
+            entry,
+            expect,
+        };
+        let content = Arc::new(content.into());
+        self.push(Op::Modify { file, content })
+    }
+
+    /// Like [`modify`](Self::modify), for a caller that has already read the file (a preview
+    /// engine): `expected` is the fingerprint of what it read, and the file is not read again.
+    /// Apply refuses if the file does not match `expected`.
+    ///
+    /// ```
+    /// use xcsh_tools::changeset::{ChangeSet, Fingerprint};
+    /// # use xcsh_tools::workspace::Workspace;
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.rs"), "let x = 1;")?;
+    ///
+    /// let seen = std::fs::read(dir.path().join("a.rs"))?; // what the preview worked on
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify_expecting("a.rs", Fingerprint::of(&seen), "let x = 2;")?;
+    ///
+    /// std::fs::write(dir.path().join("a.rs"), "let x = 3;")?; // someone else edits it
+    /// let err = cs.apply().unwrap_err();
+    /// assert!(err.to_string().contains("`a.rs` (modified since it was read)"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn modify_expecting(
+        &mut self,
+        path: impl AsRef<Path>,
+        expected: Fingerprint,
+        content: impl Into<Vec<u8>>,
+    ) -> Result<&mut Self, ChangeSetError> {
+        let (user, entry) = self.existing_file("modify", path.as_ref(), true)?;
+        let file = Tracked {
+            user,
+            entry,
+            expect: expected,
+        };
+        let content = Arc::new(content.into());
+        self.push(Op::Modify { file, content })
+    }
+
+    /// Creates a new file holding `content`; missing parent directories are created too.
+    /// Nothing may exist at the path, now or at apply.
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.create("docs/guide/intro.md", "# Intro\n")?;
+    /// cs.apply()?;
+    /// assert!(dir.path().join("docs/guide/intro.md").is_file());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn create(
+        &mut self,
+        path: impl AsRef<Path>,
+        content: impl Into<Vec<u8>>,
+    ) -> Result<&mut Self, ChangeSetError> {
+        let file = self.absent("create", path.as_ref(), "use modify to change it")?;
+        let content = Arc::new(content.into());
+        self.push(Op::Create { file, content })
+    }
+
+    /// Deletes an existing regular file; its fingerprint is recorded now. Symbolic links are
+    /// refused (name the file itself).
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("old.txt"), "bye")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.delete("old.txt")?;
+    /// cs.apply()?;
+    /// assert!(!dir.path().join("old.txt").exists());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn delete(&mut self, path: impl AsRef<Path>) -> Result<&mut Self, ChangeSetError> {
+        let (user, entry) = self.existing_file("delete", path.as_ref(), false)?;
+        let expect = self.read_fingerprint(&entry.target)?;
+        let file = Tracked {
+            user,
+            entry,
+            expect,
+        };
+        self.push(Op::Delete { file })
+    }
+
+    /// Renames an existing regular file to a path where nothing exists (missing parent
+    /// directories are created). The source's fingerprint is recorded now; symbolic links are
+    /// refused.
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "a")?;
+    /// std::fs::write(dir.path().join("b.txt"), "b")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// assert!(cs.rename("a.txt", "b.txt").is_err()); // never overwrites
+    /// cs.rename("a.txt", "c.txt")?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn rename(
+        &mut self,
+        from: impl AsRef<Path>,
+        to: impl AsRef<Path>,
+    ) -> Result<&mut Self, ChangeSetError> {
+        let (user, entry) = self.existing_file("rename", from.as_ref(), false)?;
+        let to = self.absent(
+            "rename to",
+            to.as_ref(),
+            "delete it first in a separate change, or pick another name",
+        )?;
+        let expect = self.read_fingerprint(&entry.target)?;
+        let from = Tracked {
+            user,
+            entry,
+            expect,
+        };
+        self.push(Op::Rename { from, to })
+    }
+
+    /// Resolves `path` and checks it names an existing regular file (through a link only when
+    /// `follow_link`).
+    fn existing_file(
+        &self,
+        op: &'static str,
+        path: &Path,
+        follow_link: bool,
+    ) -> Result<(PathBuf, Entry), ChangeSetError> {
+        let entry = self.ws.resolve_entry(path)?;
+        let shown = self.ws.display(&entry.named);
+        if entry.is_symlink && !follow_link {
+            return Err(ChangeSetError::Symlink {
+                op,
+                path: shown,
+                target: self.ws.display(&entry.target),
+            });
+        }
+        if !entry.exists {
+            return Err(ChangeSetError::Missing {
+                op,
+                path: shown,
+                hint: if op == "modify" {
+                    "use create for a new file"
+                } else {
+                    "check the path"
+                },
+            });
+        }
+        let meta = std::fs::metadata(&entry.target).map_err(|source| ChangeSetError::Read {
+            path: self.ws.display(&entry.target),
+            source,
+        })?;
+        if !meta.is_file() {
+            return Err(ChangeSetError::NotAFile {
+                op,
+                path: shown,
+                kind: kind_of(&meta),
+            });
+        }
+        Ok((path.to_path_buf(), entry))
+    }
+
+    /// Resolves `path` and checks that nothing (not even a dangling link) is there.
+    fn absent(
+        &self,
+        op: &'static str,
+        path: &Path,
+        hint: &'static str,
+    ) -> Result<Absent, ChangeSetError> {
+        let entry = self.ws.resolve_entry(path)?;
+        let shown = self.ws.display(&entry.named);
+        let kind = if entry.is_symlink {
+            Some("a symbolic link")
+        } else if entry.exists {
+            Some(match std::fs::symlink_metadata(&entry.named) {
+                Ok(meta) => kind_of(&meta),
+                Err(_) => "something",
+            })
+        } else {
+            None
+        };
+        if let Some(kind) = kind {
+            return Err(ChangeSetError::AlreadyExists {
+                op,
+                path: shown,
+                kind,
+                hint,
+            });
+        }
+        Ok(Absent {
+            user: path.to_path_buf(),
+            entry,
+        })
+    }
+
+    fn read_fingerprint(&self, target: &Path) -> Result<Fingerprint, ChangeSetError> {
+        File::open(target)
+            .and_then(Fingerprint::of_reader)
+            .map_err(|source| ChangeSetError::Read {
+                path: self.ws.display(target),
+                source,
+            })
+    }
+
+    /// Adds `op` after checking that no other operation touches the same real file, and that
+    /// no file it writes is a directory another operation needs (or the reverse).
+    fn push(&mut self, op: Op) -> Result<&mut Self, ChangeSetError> {
+        let index = self.ops.len();
+        let paths = op_paths(&op);
+        for p in &paths {
+            if let Some(&earlier) = self.claimed.get(*p) {
+                return Err(ChangeSetError::Duplicate {
+                    path: self.ws.display(p),
+                    first: self.describe(&self.ops[earlier]),
+                    second: self.describe(&op),
+                });
+            }
+            if let Some(&earlier) = self.needed_dirs.get(*p) {
+                return Err(ChangeSetError::FileAndDirectory {
+                    path: self.ws.display(p),
+                    as_file: self.describe(&op),
+                    as_dir: self.describe(&self.ops[earlier]),
+                });
+            }
+        }
+        let needed = missing_dirs(&op);
+        for d in &needed {
+            if let Some(&earlier) = self.claimed.get(d) {
+                return Err(ChangeSetError::FileAndDirectory {
+                    path: self.ws.display(d),
+                    as_file: self.describe(&self.ops[earlier]),
+                    as_dir: self.describe(&op),
+                });
+            }
+        }
+        for p in paths {
+            self.claimed.insert(p.clone(), index);
+        }
+        for d in needed {
+            self.needed_dirs.entry(d).or_insert(index);
+        }
+        self.ops.push(op);
+        Ok(self)
+    }
+
+    /// "modify `l` (a symbolic link to `f`)", for messages.
+    fn describe(&self, op: &Op) -> String {
+        let one = |t: &Entry| {
+            if t.is_symlink {
+                format!(
+                    "`{}` (a symbolic link to `{}`)",
+                    self.ws.display(&t.named),
+                    self.ws.display(&t.target)
+                )
+            } else {
+                format!("`{}`", self.ws.display(&t.named))
+            }
+        };
+        match op {
+            Op::Modify { file, .. } | Op::Delete { file } => {
+                format!("{} {}", op.verb(), one(&file.entry))
+            }
+            Op::Create { file, .. } => format!("{} {}", op.verb(), one(&file.entry)),
+            Op::Rename { from, to } => {
+                format!("rename {} to {}", one(&from.entry), one(&to.entry))
+            }
+        }
+    }
+}
+
+/// The real paths an operation writes: the target of a modified link, the names otherwise.
+fn op_paths(op: &Op) -> Vec<&PathBuf> {
+    match op {
+        Op::Modify { file, .. } | Op::Delete { file } => vec![&file.entry.target],
+        Op::Create { file, .. } => vec![&file.entry.named],
+        Op::Rename { from, to } => vec![&from.entry.named, &to.entry.named],
+    }
+}
+
+/// The directories above a create or rename target that do not exist yet.
+fn missing_dirs(op: &Op) -> Vec<PathBuf> {
+    let absent = match op {
+        Op::Create { file, .. } => &file.entry.named,
+        Op::Rename { to, .. } => &to.entry.named,
+        Op::Modify { .. } | Op::Delete { .. } => return Vec::new(),
+    };
+    absent
+        .ancestors()
+        .skip(1)
+        .take_while(|d| std::fs::symlink_metadata(d).is_err())
+        .map(Path::to_path_buf)
+        .collect()
+}
+
+/// "a directory", "a symbolic link", … for messages.
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else if ft.is_file() {
+        "a file"
+    } else {
+        "a special file (device, socket or FIFO)"
+    }
+}
+
+impl fmt::Debug for ChangeSet {
+    /// Lists the operations, not the contents (which may be megabytes).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ops: Vec<String> = self.ops.iter().map(|op| self.describe(op)).collect();
+        f.debug_struct("ChangeSet")
+            .field("root", &self.ws.root())
+            .field("ops", &ops)
+            .finish()
+    }
+}

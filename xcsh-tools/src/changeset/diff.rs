@@ -1,0 +1,125 @@
+//! A unified diff of a change set, for previews.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use similar::TextDiff;
+
+use super::{ChangeSet, Fingerprint, Op};
+
+/// How long one file's diff may search for a minimal edit script before settling for a
+/// coarser (still correct) one: a preview must not hang on a pathological file.
+const DIFF_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl ChangeSet {
+    /// A git-style unified diff of every operation, in order, for showing to a person or a
+    /// model before [`apply`](Self::apply).
+    ///
+    /// Originals are not kept in memory, so they are read from disk now, one at a time. If a
+    /// file no longer matches what was recorded, or cannot be read, its section says so in a
+    /// `# note:` line (apply would refuse it). Content that is not UTF-8 is shown as
+    /// `Binary files … differ`.
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "one\ntwo\n")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify("a.txt", "one\n2\n")?;
+    /// cs.create("b.txt", "new\n")?;
+    /// let diff = cs.diff();
+    /// assert!(diff.contains("--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"));
+    /// assert!(diff.contains("--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+new\n"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn diff(&self) -> String {
+        let mut out = String::new();
+        for op in &self.ops {
+            match op {
+                Op::Modify { file, content } => {
+                    let path = self.ws.display(&file.entry.target);
+                    let _ = writeln!(out, "diff --git a/{path} b/{path}");
+                    if let Some(old) =
+                        self.read_original(&mut out, &path, &file.entry.target, file.expect)
+                    {
+                        text_diff(
+                            &mut out,
+                            &old,
+                            content,
+                            &format!("a/{path}"),
+                            &format!("b/{path}"),
+                        );
+                    }
+                }
+                Op::Create { file, content } => {
+                    let path = self.ws.display(&file.entry.named);
+                    let _ = writeln!(out, "diff --git a/{path} b/{path}\nnew file");
+                    text_diff(&mut out, b"", content, "/dev/null", &format!("b/{path}"));
+                }
+                Op::Delete { file } => {
+                    let path = self.ws.display(&file.entry.named);
+                    let _ = writeln!(out, "diff --git a/{path} b/{path}\ndeleted file");
+                    if let Some(old) =
+                        self.read_original(&mut out, &path, &file.entry.target, file.expect)
+                    {
+                        text_diff(&mut out, &old, b"", &format!("a/{path}"), "/dev/null");
+                    }
+                }
+                Op::Rename { from, to } => {
+                    let (a, b) = (
+                        self.ws.display(&from.entry.named),
+                        self.ws.display(&to.entry.named),
+                    );
+                    let _ = writeln!(
+                        out,
+                        "diff --git a/{a} b/{b}\nrename from {a}\nrename to {b}"
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// Reads a file's current content for the diff, noting in `out` when it is unreadable or
+    /// no longer what was recorded.
+    fn read_original(
+        &self,
+        out: &mut String,
+        shown: &str,
+        path: &Path,
+        expect: Fingerprint,
+    ) -> Option<Vec<u8>> {
+        match std::fs::read(path) {
+            Ok(old) => {
+                if Fingerprint::of(&old) != expect {
+                    let _ = writeln!(
+                        out,
+                        "# note: `{shown}` changed on disk since it was recorded; apply will refuse it"
+                    );
+                }
+                Some(old)
+            }
+            Err(e) => {
+                let _ = writeln!(out, "# note: cannot read `{shown}`: {e}");
+                None
+            }
+        }
+    }
+}
+
+/// Appends the unified diff of `old` → `new` (nothing when they are equal).
+fn text_diff(out: &mut String, old: &[u8], new: &[u8], a: &str, b: &str) {
+    match (std::str::from_utf8(old), std::str::from_utf8(new)) {
+        (Ok(old), Ok(new)) => {
+            let diff = TextDiff::configure()
+                .timeout(DIFF_TIMEOUT)
+                .diff_lines(old, new);
+            let _ = write!(out, "{}", diff.unified_diff().header(a, b));
+        }
+        _ if old != new => {
+            let _ = writeln!(out, "Binary files {a} and {b} differ");
+        }
+        _ => {}
+    }
+}
