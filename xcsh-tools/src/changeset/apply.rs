@@ -154,7 +154,8 @@ impl ChangeSet {
             cs: self,
             plan,
             progress: vec![Progress::default(); self.ops.len()],
-            created_dirs: Vec::new(),
+            stages: Vec::new(),
+            op_stage: vec![None; self.ops.len()],
             dirs_to_sync: BTreeSet::new(),
             leftovers: Vec::new(),
         };
@@ -360,12 +361,38 @@ struct Failure {
     injected: bool,
 }
 
+/// A directory that does not exist yet, built under a temporary name beside where it goes
+/// (with its subdirectories and new files inside) and renamed into place in one step, so a
+/// crash never leaves a new, empty directory with an ordinary name behind.
+struct Stage {
+    /// Where the directory goes (the highest missing ancestor of some target).
+    top: PathBuf,
+    /// Its temporary name while being built.
+    dir: PathBuf,
+    /// Subdirectories created in it, parents first, as their final paths.
+    subdirs: Vec<PathBuf>,
+    /// Renamed into place.
+    committed: bool,
+}
+
+impl Stage {
+    /// Where `path` (under `top`) currently is: inside the stage until it is committed.
+    fn locate(&self, path: &Path) -> PathBuf {
+        match (self.committed, path.strip_prefix(&self.top)) {
+            (false, Ok(rel)) => self.dir.join(rel),
+            _ => path.to_path_buf(),
+        }
+    }
+}
+
 struct Run<'a> {
     cs: &'a ChangeSet,
     plan: &'a FaultPlan,
     progress: Vec<Progress>,
-    /// Directories this apply created, parents first.
-    created_dirs: Vec<PathBuf>,
+    /// Directories being built under temporary names, one per missing top directory.
+    stages: Vec<Stage>,
+    /// For each operation, the stage its target lies in, if any.
+    op_stage: Vec<Option<usize>>,
     dirs_to_sync: BTreeSet<PathBuf>,
     /// Artifacts that could not be removed.
     leftovers: Vec<PathBuf>,
@@ -418,20 +445,25 @@ impl Run<'_> {
                     let perms = fs::metadata(target)
                         .map_err(|e| self.fail("read the permissions of", target, e))?
                         .permissions();
-                    self.write_temp(i, target, content, Some(perms))?;
+                    let dir = parent_of(target);
+                    self.write_temp(i, target, &dir, content, Some(perms))?;
                 }
                 Op::Create { file, content } => {
-                    self.ensure_parent(&file.entry.named)?;
-                    self.write_temp(i, &file.entry.named, content, None)?;
+                    let dir = self.prepare_parent(i, &file.entry.named)?;
+                    self.write_temp(i, &file.entry.named, &dir, content, None)?;
                 }
-                Op::Rename { to, .. } => self.ensure_parent(&to.entry.named)?,
+                Op::Rename { to, .. } => {
+                    self.prepare_parent(i, &to.entry.named)?;
+                }
                 Op::Delete { .. } => {}
             }
         }
         // A second, cheap look: the prepare phase may have taken a while.
         let _ = cs.check_all(Some(snaps)).map_err(Stop::Stale)?;
 
-        // Commit: each operation becomes visible in one atomic rename.
+        // Commit: each operation becomes visible in one atomic rename. New files in new
+        // directories land in their stage first, the stages then appear whole, and renames
+        // come last because they may move files into a stage's directory.
         for (i, op) in cs.ops.iter().enumerate() {
             match op {
                 Op::Modify { file, .. } => {
@@ -451,27 +483,44 @@ impl Run<'_> {
                     let temp = self.progress[i].temp.clone().ok_or_else(|| {
                         self.fail("find the temporary file for", target, missing_temp())
                     })?;
-                    self.step("create", target, || rename_noreplace(&temp, target))?;
+                    let dest = self.locate(i, target);
+                    self.step("create", target, || rename_noreplace(&temp, &dest))?;
                     self.progress[i].temp = None;
                     self.progress[i].committed = true;
                     self.sync_later(target);
                 }
+                Op::Rename { .. } => {}
                 Op::Delete { file } => {
                     let target = &file.entry.named;
                     let backup = self.step("delete", target, || {
-                        with_unique_name(target, BACKUP_MARKER, |b| rename_noreplace(target, b))
+                        with_unique_name(&parent_of(target), target, BACKUP_MARKER, |b| {
+                            rename_noreplace(target, b)
+                        })
                     })?;
                     self.progress[i].backup = Some(backup);
                     self.progress[i].committed = true;
                     self.sync_later(target);
                 }
-                Op::Rename { from, to } => {
-                    let (from, to) = (&from.entry.named, &to.entry.named);
-                    self.step("rename", from, || rename_noreplace(from, to))?;
-                    self.progress[i].committed = true;
-                    self.sync_later(from);
-                    self.sync_later(to);
-                }
+            }
+        }
+        for s in 0..self.stages.len() {
+            let (dir, top) = (self.stages[s].dir.clone(), self.stages[s].top.clone());
+            self.step("create the directory", &top, || {
+                rename_noreplace(&dir, &top)
+            })?;
+            self.stages[s].committed = true;
+            self.sync_later(&top);
+            for sub in self.stages[s].subdirs.clone() {
+                self.sync_later(&sub);
+            }
+        }
+        for (i, op) in cs.ops.iter().enumerate() {
+            if let Op::Rename { from, to } = op {
+                let (from, to) = (&from.entry.named, &to.entry.named);
+                self.step("rename", from, || rename_noreplace(from, to))?;
+                self.progress[i].committed = true;
+                self.sync_later(from);
+                self.sync_later(to);
             }
         }
         // Make the renames durable before the backups go.
@@ -486,11 +535,12 @@ impl Run<'_> {
         &mut self,
         i: usize,
         target: &Path,
+        dir: &Path,
         content: &[u8],
         perms: Option<Permissions>,
     ) -> Result<(), Stop> {
         let (temp, mut file) = self.step("create a temporary file for", target, || {
-            create_unique(target, TEMP_MARKER)
+            create_unique(dir, target, TEMP_MARKER)
         })?;
         self.progress[i].temp = Some(temp);
         self.step("write the new content of", target, || {
@@ -511,7 +561,9 @@ impl Run<'_> {
     fn backup(&mut self, target: &Path) -> Result<PathBuf, Stop> {
         if self.plan.hard_links_allowed() {
             match self.step("back up", target, || {
-                with_unique_name(target, BACKUP_MARKER, |b| fs::hard_link(target, b))
+                with_unique_name(&parent_of(target), target, BACKUP_MARKER, |b| {
+                    fs::hard_link(target, b)
+                })
             }) {
                 Ok(b) => return Ok(b),
                 // The filesystem may not do hard links (or forbid them here): copy instead.
@@ -522,10 +574,12 @@ impl Run<'_> {
         self.step("copy to a backup", target, || copy_backup(target))
     }
 
-    /// Creates the missing directories above `path`, remembering them for rollback.
-    fn ensure_parent(&mut self, path: &Path) -> Result<(), Stop> {
+    /// Makes sure the directory for `target` will exist at commit: returns where to put its
+    /// temporary file now. Missing directories are built inside a stage (see [`Stage`]).
+    fn prepare_parent(&mut self, i: usize, target: &Path) -> Result<PathBuf, Stop> {
+        // The missing ancestors, deepest first.
         let mut missing = Vec::new();
-        let mut cur = path.parent();
+        let mut cur = target.parent();
         while let Some(dir) = cur {
             match fs::symlink_metadata(dir) {
                 Ok(m) if m.is_dir() => break,
@@ -538,27 +592,42 @@ impl Run<'_> {
             }
             cur = dir.parent();
         }
-        for dir in missing.into_iter().rev() {
-            // Another process may create it meanwhile; that is fine as long as it is a real
-            // directory (not a link, which could lead out of the root).
-            let created = self.step("create the directory", &dir, || {
-                match fs::create_dir(&dir) {
-                    Ok(()) => Ok(true),
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                        match fs::symlink_metadata(&dir) {
-                            Ok(m) if m.is_dir() => Ok(false),
-                            _ => Err(e),
-                        }
-                    }
-                    Err(e) => Err(e),
-                }
-            })?;
-            if created {
-                self.sync_later(&dir);
-                self.created_dirs.push(dir);
+        let Some(top) = missing.pop() else {
+            return Ok(parent_of(target));
+        };
+        let s = match self.stages.iter().position(|s| s.top == top) {
+            Some(s) => s,
+            None => {
+                let dir = self.step("create a staging directory for", &top, || {
+                    with_unique_name(&parent_of(&top), &top, TEMP_MARKER, |c| fs::create_dir(c))
+                })?;
+                self.stages.push(Stage {
+                    top,
+                    dir,
+                    subdirs: Vec::new(),
+                    committed: false,
+                });
+                self.stages.len() - 1
             }
+        };
+        self.op_stage[i] = Some(s);
+        for sub in missing.into_iter().rev() {
+            if self.stages[s].subdirs.contains(&sub) {
+                continue;
+            }
+            let inside = self.stages[s].locate(&sub);
+            self.step("create the directory", &sub, || fs::create_dir(&inside))?;
+            self.stages[s].subdirs.push(sub);
         }
-        Ok(())
+        Ok(self.locate(i, &parent_of(target)))
+    }
+
+    /// Where `path`, in operation `i`'s target directory, currently is.
+    fn locate(&self, i: usize, path: &Path) -> PathBuf {
+        match self.op_stage[i] {
+            Some(s) => self.stages[s].locate(path),
+            None => path.to_path_buf(),
+        }
     }
 
     fn sync_later(&mut self, path: &Path) {
@@ -597,79 +666,64 @@ impl Run<'_> {
     }
 
     /// Undoes everything in reverse order. Returns the files that could not be restored.
+    ///
+    /// Renames are undone first (they may have moved files into new directories), then new
+    /// directories are withdrawn under a temporary name in one step each — so a crash during
+    /// rollback, too, never shows a new directory without its files — then everything else.
     fn rollback(&mut self) -> Result<Vec<Attention>, Crashed> {
         let cs = self.cs;
         let mut attention = Vec::new();
-        for i in (0..cs.ops.len()).rev() {
-            let p = std::mem::take(&mut self.progress[i]);
-            match &cs.ops[i] {
-                Op::Modify { file, .. } => {
-                    let target = &file.entry.target;
-                    if let (true, Some(backup)) = (p.committed, &p.backup) {
-                        // The backup is the original inode (or its copy): moving it back is
-                        // one atomic rename.
-                        if self.undo("restore the original of", target, || {
-                            fs::rename(backup, target)
-                        })? {
-                            attention.push(self.attention(target, format!(
-                                "holds the new content; its original is in `{}`: move that back over it",
-                                backup.display()
-                            )));
-                        }
-                    } else if let Some(backup) = &p.backup {
-                        self.remove_artifact(backup)?;
-                    }
-                }
-                Op::Create { file, .. } => {
-                    let target = &file.entry.named;
-                    if p.committed
-                        && self.undo("remove the new file", target, || fs::remove_file(target))?
-                    {
-                        attention.push(self.attention(
-                            target,
-                            "was created by the failed apply; delete it".to_owned(),
-                        ));
-                    }
-                }
-                Op::Delete { file } => {
-                    let target = &file.entry.named;
-                    if let (true, Some(backup)) = (p.committed, &p.backup)
-                        && self.undo("restore the deleted", target, || {
-                            rename_noreplace(backup, target)
-                        })?
-                    {
-                        attention.push(self.attention(target, format!(
-                            "was deleted by the failed apply; its content is in `{}`: rename that back",
-                            backup.display()
-                        )));
-                    }
-                }
-                Op::Rename { from, to } => {
-                    let (from, to) = (&from.entry.named, &to.entry.named);
-                    if p.committed && self.undo("rename back", to, || rename_noreplace(to, from))? {
-                        attention.push(self.attention(
-                            from,
-                            format!(
-                                "was renamed to `{}` by the failed apply; rename it back",
-                                cs.ws.display(to)
-                            ),
-                        ));
-                    }
-                }
+        let renames = (0..cs.ops.len())
+            .rev()
+            .filter(|&i| matches!(cs.ops[i], Op::Rename { .. }));
+        for i in renames.collect::<Vec<_>>() {
+            self.undo_op(i, &mut attention)?;
+        }
+        for s in (0..self.stages.len()).rev() {
+            if !self.stages[s].committed {
+                continue;
             }
-            if let Some(temp) = &p.temp {
-                self.remove_artifact(temp)?;
+            let top = self.stages[s].top.clone();
+            let withdrawn = self.step("withdraw the new directory", &top, || {
+                with_unique_name(&parent_of(&top), &top, TEMP_MARKER, |c| {
+                    rename_noreplace(&top, c)
+                })
+            });
+            match withdrawn {
+                Ok(dir) => {
+                    self.stages[s].dir = dir;
+                    self.stages[s].committed = false;
+                }
+                Err(Stop::Crash(k)) => return Err(Crashed(k)),
+                // Clean it up in place below.
+                Err(_) => {}
             }
         }
-        for dir in std::mem::take(&mut self.created_dirs).into_iter().rev() {
-            if self.undo("remove the new directory", &dir, || fs::remove_dir(&dir))? {
-                attention.push(
-                    self.attention(
-                        &dir,
-                        "is a directory created by the failed apply; remove it if it is empty"
-                            .to_owned(),
-                    ),
-                );
+        let others = (0..cs.ops.len())
+            .rev()
+            .filter(|&i| !matches!(cs.ops[i], Op::Rename { .. }));
+        for i in others.collect::<Vec<_>>() {
+            self.undo_op(i, &mut attention)?;
+        }
+        for stage in std::mem::take(&mut self.stages).into_iter().rev() {
+            let dirs = stage
+                .subdirs
+                .iter()
+                .rev()
+                .chain(std::iter::once(&stage.top));
+            for dir in dirs {
+                let at = stage.locate(dir);
+                if self.undo("remove the new directory", dir, || fs::remove_dir(&at))? {
+                    if stage.committed {
+                        attention.push(self.attention(
+                            dir,
+                            "is a directory created by the failed apply; remove it if it is empty"
+                                .to_owned(),
+                        ));
+                    } else {
+                        self.leftovers.push(at);
+                    }
+                }
             }
         }
         // Best effort: the restored state is already visible; this only makes it durable.
@@ -677,6 +731,77 @@ impl Run<'_> {
             let _ = sync_dir(dir);
         }
         Ok(attention)
+    }
+
+    /// Undoes what was done for operation `i`.
+    fn undo_op(&mut self, i: usize, attention: &mut Vec<Attention>) -> Result<(), Crashed> {
+        let cs = self.cs;
+        let p = std::mem::take(&mut self.progress[i]);
+        match &cs.ops[i] {
+            Op::Modify { file, .. } => {
+                let target = &file.entry.target;
+                if let (true, Some(backup)) = (p.committed, &p.backup) {
+                    // The backup is the original inode (or its copy): moving it back is
+                    // one atomic rename.
+                    if self.undo("restore the original of", target, || {
+                        fs::rename(backup, target)
+                    })? {
+                        attention.push(self.attention(target, format!(
+                                "holds the new content; its original is in `{}`: move that back over it",
+                                backup.display()
+                            )));
+                    }
+                } else if let Some(backup) = &p.backup {
+                    self.remove_artifact(backup)?;
+                }
+            }
+            Op::Create { file, .. } => {
+                let target = &file.entry.named;
+                let at = self.locate(i, target);
+                if p.committed
+                    && self.undo("remove the new file", target, || fs::remove_file(&at))?
+                {
+                    if at == *target {
+                        attention.push(self.attention(
+                            target,
+                            "was created by the failed apply; delete it".to_owned(),
+                        ));
+                    } else {
+                        // Still inside its stage: an artifact, not a visible change.
+                        self.leftovers.push(at);
+                    }
+                }
+            }
+            Op::Delete { file } => {
+                let target = &file.entry.named;
+                if let (true, Some(backup)) = (p.committed, &p.backup)
+                    && self.undo("restore the deleted", target, || {
+                        rename_noreplace(backup, target)
+                    })?
+                {
+                    attention.push(self.attention(target, format!(
+                            "was deleted by the failed apply; its content is in `{}`: rename that back",
+                            backup.display()
+                        )));
+                }
+            }
+            Op::Rename { from, to } => {
+                let (from, to) = (&from.entry.named, &to.entry.named);
+                if p.committed && self.undo("rename back", to, || rename_noreplace(to, from))? {
+                    attention.push(self.attention(
+                        from,
+                        format!(
+                            "was renamed to `{}` by the failed apply; rename it back",
+                            cs.ws.display(to)
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(temp) = &p.temp {
+            self.remove_artifact(temp)?;
+        }
+        Ok(())
     }
 
     /// Runs an undo step. `Ok(true)` means it failed (the caller records attention).
@@ -706,6 +831,12 @@ impl Run<'_> {
             problem,
         }
     }
+}
+
+/// The directory holding `path` (every path here is absolute and below the root, so it has
+/// one; `.` is a harmless fallback).
+fn parent_of(path: &Path) -> PathBuf {
+    path.parent().unwrap_or(Path::new(".")).to_path_buf()
 }
 
 fn missing_temp() -> io::Error {
@@ -739,11 +870,11 @@ fn artifact_name(target: &Path, marker: &str) -> OsString {
 
 /// Tries fresh artifact names beside `target` until `f` does not report a collision.
 fn with_unique_name(
+    dir: &Path,
     target: &Path,
     marker: &str,
     mut f: impl FnMut(&Path) -> io::Result<()>,
 ) -> io::Result<PathBuf> {
-    let dir = target.parent().unwrap_or(Path::new("."));
     let mut last = None;
     for _ in 0..16 {
         let candidate = dir.join(artifact_name(target, marker));
@@ -756,9 +887,10 @@ fn with_unique_name(
     Err(last.unwrap_or_else(|| io::Error::other("could not find a free temporary name")))
 }
 
-fn create_unique(target: &Path, marker: &str) -> io::Result<(PathBuf, File)> {
+/// Creates a fresh artifact file in `dir`, named after `target`.
+fn create_unique(dir: &Path, target: &Path, marker: &str) -> io::Result<(PathBuf, File)> {
     let mut file = None;
-    let path = with_unique_name(target, marker, |candidate| {
+    let path = with_unique_name(dir, target, marker, |candidate| {
         file = Some(
             File::options()
                 .write(true)
@@ -774,7 +906,7 @@ fn create_unique(target: &Path, marker: &str) -> io::Result<(PathBuf, File)> {
 /// Copies `target` to a fresh backup name, with its permissions. Not fsynced: the backup only
 /// serves an in-process rollback, and after a crash the target itself is old or new in full.
 fn copy_backup(target: &Path) -> io::Result<PathBuf> {
-    let (path, mut out) = create_unique(target, BACKUP_MARKER)?;
+    let (path, mut out) = create_unique(&parent_of(target), target, BACKUP_MARKER)?;
     let result = File::open(target).and_then(|mut src| {
         io::copy(&mut src, &mut out)?;
         out.set_permissions(src.metadata()?.permissions())

@@ -1,0 +1,1131 @@
+//! ChangeSet: validation at build time, stale detection, atomic apply, rollback after a
+//! failure at every step, and the state a crash at every step leaves behind.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use xcsh_tools::changeset::{
+    ApplyError, ChangeSet, ChangeSetError, FaultPlan, Fingerprint, StaleReason,
+};
+use xcsh_tools::workspace::{PathError, Workspace, is_temp_artifact};
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+
+/// One entry of a directory tree, compared byte for byte.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Node {
+    File { bytes: Vec<u8>, mode: u32 },
+    Dir { mode: u32 },
+    Link(PathBuf),
+}
+
+type Tree = BTreeMap<PathBuf, Node>;
+
+#[cfg(unix)]
+fn mode_of(meta: &fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn mode_of(meta: &fs::Metadata) -> u32 {
+    u32::from(meta.permissions().readonly())
+}
+
+/// Everything under `root` (links not followed), by root-relative path.
+fn snapshot(root: &Path) -> Tree {
+    fn walk(root: &Path, dir: &Path, out: &mut Tree) {
+        let mut entries: Vec<_> = fs::read_dir(dir)
+            .expect("read_dir")
+            .map(|e| e.expect("dir entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            let rel = path.strip_prefix(root).expect("under root").to_path_buf();
+            let meta = fs::symlink_metadata(&path).expect("lstat");
+            if meta.file_type().is_symlink() {
+                out.insert(rel, Node::Link(fs::read_link(&path).expect("readlink")));
+            } else if meta.is_dir() {
+                out.insert(
+                    rel,
+                    Node::Dir {
+                        mode: mode_of(&meta),
+                    },
+                );
+                walk(root, &path, out);
+            } else {
+                let bytes = fs::read(&path).expect("read");
+                out.insert(
+                    rel,
+                    Node::File {
+                        bytes,
+                        mode: mode_of(&meta),
+                    },
+                );
+            }
+        }
+    }
+    let mut out = Tree::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// Paths in `tree` that are temp/backup artifacts or lie inside one.
+fn artifacts(tree: &Tree) -> Vec<PathBuf> {
+    tree.keys()
+        .filter(|p| p.iter().any(is_temp_artifact))
+        .cloned()
+        .collect()
+}
+
+fn without_artifacts(tree: &Tree) -> Tree {
+    tree.iter()
+        .filter(|(p, _)| !p.iter().any(is_temp_artifact))
+        .map(|(p, n)| (p.clone(), n.clone()))
+        .collect()
+}
+
+fn file_bytes(tree: &Tree, path: &str) -> Option<Vec<u8>> {
+    match tree.get(Path::new(path)) {
+        Some(Node::File { bytes, .. }) => Some(bytes.clone()),
+        _ => None,
+    }
+}
+
+#[cfg(unix)]
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+fn write(root: &Path, rel: &str, bytes: &[u8]) {
+    let path = root.join(rel);
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).expect("mkdir");
+    }
+    fs::write(path, bytes).expect("write");
+}
+
+fn ws(dir: &tempfile::TempDir) -> Workspace {
+    Workspace::new(dir.path()).expect("workspace")
+}
+
+/// The mixed scenario used for the fault and crash sweeps: every kind of operation, new
+/// directories, a file reached through a symbolic link, and unusual permissions.
+struct Mixed {
+    dir: tempfile::TempDir,
+    before: Tree,
+}
+
+const MIXED_OLD_A: &[u8] = b"alpha\nold\n";
+const MIXED_NEW_A: &[u8] = b"alpha\nNEW\n";
+const MIXED_OLD_B: &[u8] = b"fn b() {}\n";
+const MIXED_NEW_B: &[u8] = b"fn b() -> u32 { 2 }\n";
+const MIXED_OLD_T: &[u8] = b"target old\n";
+const MIXED_NEW_T: &[u8] = b"target new\n";
+const MIXED_NEW_C: &[u8] = b"brand new in a new dir\n";
+const MIXED_NEW_D: &[u8] = b"new beside old\n";
+const MIXED_OLD_GONE: &[u8] = b"to be deleted\n";
+const MIXED_E: &[u8] = b"moved into a new dir\n";
+const MIXED_F: &[u8] = b"moved across\n";
+
+fn mixed_fixture() -> Mixed {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    write(r, "a.txt", MIXED_OLD_A);
+    write(r, "src/b.rs", MIXED_OLD_B);
+    write(r, "src/target.txt", MIXED_OLD_T);
+    write(r, "old.txt", MIXED_OLD_GONE);
+    write(r, "src/e.rs", MIXED_E);
+    write(r, "f.txt", MIXED_F);
+    write(r, "untouched.txt", b"leave me\n");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("src/target.txt", r.join("link.txt")).expect("symlink");
+        chmod(&r.join("a.txt"), 0o640);
+        chmod(&r.join("src/b.rs"), 0o755);
+    }
+    #[cfg(not(unix))]
+    write(r, "link.txt", MIXED_OLD_T);
+    let before = snapshot(r);
+    Mixed { dir, before }
+}
+
+fn mixed_changeset(m: &Mixed) -> ChangeSet {
+    let mut cs = ChangeSet::new(ws(&m.dir));
+    cs.modify("a.txt", MIXED_NEW_A).expect("modify a");
+    cs.modify_expecting("src/b.rs", Fingerprint::of(MIXED_OLD_B), MIXED_NEW_B)
+        .expect("modify b");
+    cs.modify("link.txt", MIXED_NEW_T)
+        .expect("modify through link");
+    cs.create("new/deep/c.txt", MIXED_NEW_C).expect("create c");
+    cs.create("src/d.txt", MIXED_NEW_D).expect("create d");
+    cs.delete("old.txt").expect("delete");
+    cs.rename("src/e.rs", "moved/inner/e2.rs")
+        .expect("rename e");
+    cs.rename("f.txt", "src/f.txt").expect("rename f");
+    cs
+}
+
+/// The tree after a successful apply of [`mixed_changeset`], written out by hand so the
+/// sweep compares against an independent expectation.
+fn mixed_expected(m: &Mixed) -> Tree {
+    let mut t = m.before.clone();
+    let set = |t: &mut Tree, p: &str, bytes: &[u8]| {
+        let mode = match t.get(Path::new(p)) {
+            Some(Node::File { mode, .. }) => *mode,
+            _ => panic!("{p} not a file"),
+        };
+        t.insert(
+            p.into(),
+            Node::File {
+                bytes: bytes.to_vec(),
+                mode,
+            },
+        );
+    };
+    set(&mut t, "a.txt", MIXED_NEW_A);
+    set(&mut t, "src/b.rs", MIXED_NEW_B);
+    set(&mut t, "src/target.txt", MIXED_NEW_T);
+    t.remove(Path::new("old.txt"));
+    let e = t.remove(Path::new("src/e.rs")).expect("e");
+    let f = t.remove(Path::new("f.txt")).expect("f");
+    t.insert("moved/inner/e2.rs".into(), e);
+    t.insert("src/f.txt".into(), f);
+    t
+}
+
+/// Checks the new files and directories of a successful mixed apply, whose modes depend on
+/// the umask and are therefore not in [`mixed_expected`].
+fn strip_new_entries(tree: &Tree) -> Tree {
+    let mut t = tree.clone();
+    assert_eq!(
+        file_bytes(&t, "new/deep/c.txt").as_deref(),
+        Some(MIXED_NEW_C)
+    );
+    assert_eq!(file_bytes(&t, "src/d.txt").as_deref(), Some(MIXED_NEW_D));
+    for p in [
+        "new/deep/c.txt",
+        "src/d.txt",
+        "new",
+        "new/deep",
+        "moved",
+        "moved/inner",
+    ] {
+        assert!(t.remove(Path::new(p)).is_some(), "{p} missing after apply");
+    }
+    t
+}
+
+// ---------------------------------------------------------------------------------------
+// Successful applies
+
+#[test]
+fn successful_apply_writes_exactly_the_new_bytes_and_cleans_up() {
+    let m = mixed_fixture();
+    let cs = mixed_changeset(&m);
+    let report = cs.apply().expect("apply");
+    assert_eq!(
+        (
+            report.modified,
+            report.created,
+            report.deleted,
+            report.renamed
+        ),
+        (3, 2, 1, 2)
+    );
+    let written = MIXED_NEW_A.len() + MIXED_NEW_B.len() + MIXED_NEW_T.len();
+    let written = written + MIXED_NEW_C.len() + MIXED_NEW_D.len();
+    assert_eq!(report.bytes_written, written as u64);
+    assert!(report.leftovers.is_empty(), "{:?}", report.leftovers);
+
+    let after = snapshot(m.dir.path());
+    assert!(
+        artifacts(&after).is_empty(),
+        "leftovers: {:?}",
+        artifacts(&after)
+    );
+    assert_eq!(strip_new_entries(&after), mixed_expected(&m));
+    // The link is still a link, to the same target.
+    #[cfg(unix)]
+    assert_eq!(
+        after.get(Path::new("link.txt")),
+        Some(&Node::Link(PathBuf::from("src/target.txt")))
+    );
+}
+
+#[test]
+fn applying_twice_is_refused_as_stale() {
+    let m = mixed_fixture();
+    let cs = mixed_changeset(&m);
+    cs.apply().expect("first apply");
+    let after = snapshot(m.dir.path());
+    let err = cs.apply().expect_err("second apply must be refused");
+    assert!(matches!(err, ApplyError::Stale { .. }), "{err}");
+    assert_eq!(
+        snapshot(m.dir.path()),
+        after,
+        "second apply wrote something"
+    );
+}
+
+#[test]
+fn empty_changeset_applies_to_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report = ChangeSet::new(ws(&dir)).apply().expect("apply");
+    assert_eq!(report.to_string(), "nothing to do, 0 bytes written");
+}
+
+#[cfg(unix)]
+#[test]
+fn permissions_are_kept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    for (name, mode) in [("exec.sh", 0o755), ("private", 0o600), ("ro.txt", 0o444)] {
+        write(r, name, b"old");
+        chmod(&r.join(name), mode);
+    }
+    let mut cs = ChangeSet::new(ws(&dir));
+    for name in ["exec.sh", "private", "ro.txt"] {
+        cs.modify(name, "new").expect("modify");
+    }
+    cs.apply().expect("apply");
+    let after = snapshot(r);
+    for (name, mode) in [("exec.sh", 0o755), ("private", 0o600), ("ro.txt", 0o444)] {
+        assert_eq!(
+            after.get(Path::new(name)),
+            Some(&Node::File {
+                bytes: b"new".to_vec(),
+                mode
+            }),
+            "{name}"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn permissions_are_kept_when_backups_are_copies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "exec.sh", b"old");
+    chmod(&dir.path().join("exec.sh"), 0o751);
+    let mut cs = ChangeSet::new(ws(&dir));
+    cs.modify("exec.sh", "new").expect("modify");
+    cs.apply_with_faults(&FaultPlan::none().without_hard_links())
+        .expect("apply");
+    assert_eq!(
+        snapshot(dir.path()).get(Path::new("exec.sh")),
+        Some(&Node::File {
+            bytes: b"new".to_vec(),
+            mode: 0o751
+        })
+    );
+}
+
+#[test]
+fn changeset_is_cheap_to_clone_and_can_cross_threads() {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<ChangeSet>();
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "a.txt", b"a");
+    let mut cs = ChangeSet::new(ws(&dir));
+    cs.modify("a.txt", vec![b'x'; 1 << 20]).expect("modify");
+    let clone = cs.clone();
+    std::thread::spawn(move || clone.apply())
+        .join()
+        .expect("thread")
+        .expect("apply");
+    assert_eq!(
+        fs::read(dir.path().join("a.txt")).expect("read").len(),
+        1 << 20
+    );
+}
+
+#[test]
+fn a_thousand_files_apply_with_only_fingerprints_kept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let n = 1200;
+    for i in 0..n {
+        write(
+            dir.path(),
+            &format!("d{}/f{i}.rs", i % 10),
+            format!("old {i}\n").as_bytes(),
+        );
+    }
+    let mut cs = ChangeSet::new(ws(&dir));
+    for i in 0..n {
+        let old = format!("old {i}\n");
+        cs.modify_expecting(
+            format!("d{}/f{i}.rs", i % 10),
+            Fingerprint::of(&old),
+            format!("new {i}\n"),
+        )
+        .expect("modify");
+    }
+    assert_eq!(cs.len(), n);
+    let report = cs.apply().expect("apply");
+    assert_eq!(report.modified, n);
+    let after = snapshot(dir.path());
+    assert!(artifacts(&after).is_empty());
+    for i in [0, 1, n / 2, n - 1] {
+        let p = format!("d{}/f{i}.rs", i % 10);
+        assert_eq!(
+            file_bytes(&after, &p),
+            Some(format!("new {i}\n").into_bytes())
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Validation at build time
+
+#[test]
+fn paths_leaving_the_root_are_refused() {
+    let outer = tempfile::tempdir().expect("tempdir");
+    let root = outer.path().join("root");
+    fs::create_dir(&root).expect("mkdir");
+    write(outer.path(), "secret.txt", b"secret");
+    let mut cs = ChangeSet::new(Workspace::new(&root).expect("workspace"));
+    let outside_abs = outer.path().join("secret.txt");
+    let attempts: Vec<(&str, Result<(), ChangeSetError>)> = vec![
+        ("modify ..", cs.modify("../secret.txt", "x").map(|_| ())),
+        ("create ..", cs.create("../new.txt", "x").map(|_| ())),
+        ("delete ..", cs.delete("../secret.txt").map(|_| ())),
+        (
+            "rename to ..",
+            cs.rename("../secret.txt", "in.txt").map(|_| ()),
+        ),
+        ("modify abs", cs.modify(&outside_abs, "x").map(|_| ())),
+        (
+            "create abs",
+            cs.create("/tmp/xcsh-should-not-exist", "x").map(|_| ()),
+        ),
+    ];
+    for (what, result) in attempts {
+        match result {
+            Err(ChangeSetError::Path(PathError::OutsideRoot { .. })) => {}
+            other => panic!("{what}: expected OutsideRoot, got {other:?}"),
+        }
+    }
+    assert!(cs.is_empty());
+    assert_eq!(fs::read(&outside_abs).expect("read"), b"secret");
+}
+
+#[test]
+fn duplicate_operations_on_one_file_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    write(r, "a.txt", b"a");
+    write(r, "b.txt", b"b");
+    let mut cs = ChangeSet::new(ws(&dir));
+    cs.modify("a.txt", "1").expect("first modify");
+
+    let err = cs.modify("a.txt", "2").unwrap_err();
+    assert!(matches!(err, ChangeSetError::Duplicate { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "`a.txt` would be changed twice in one change set: by modify `a.txt` and by modify \
+         `a.txt`; combine them into one operation (for example write the final content once)"
+    );
+    // Spelled differently, still the same file.
+    assert!(matches!(
+        cs.delete("./sub/../a.txt"),
+        Err(ChangeSetError::Duplicate { .. })
+    ));
+    assert!(matches!(
+        cs.rename("a.txt", "c.txt"),
+        Err(ChangeSetError::Duplicate { .. })
+    ));
+    cs.rename("b.txt", "c.txt").expect("rename");
+    let err = cs.create("c.txt", "x").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("by rename `b.txt` to `c.txt` and by create `c.txt`"),
+        "{err}"
+    );
+    // A file and a directory at the same path.
+    cs.create("n", "file").expect("create n");
+    let err = cs.create("n/inner.txt", "x").unwrap_err();
+    assert!(
+        matches!(err, ChangeSetError::FileAndDirectory { .. }),
+        "{err:?}"
+    );
+    cs.create("m/inner.txt", "x").expect("create m/inner.txt");
+    let err = cs.create("m", "x").unwrap_err();
+    assert!(
+        matches!(err, ChangeSetError::FileAndDirectory { .. }),
+        "{err:?}"
+    );
+    assert_eq!(cs.len(), 4);
+}
+
+#[test]
+fn build_time_errors_say_what_to_do() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    write(r, "a.txt", b"a");
+    fs::create_dir(r.join("dir")).expect("mkdir");
+    let mut cs = ChangeSet::new(ws(&dir));
+
+    let err = cs.modify("missing.txt", "x").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "cannot modify `missing.txt`: it does not exist under the workspace root; use create for a new file"
+    );
+    let err = cs.modify("dir", "x").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "cannot modify `dir`: it is a directory, and a change set only edits regular files"
+    );
+    let err = cs.create("a.txt", "x").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "cannot create `a.txt`: a file already exists there; use modify to change it"
+    );
+    let err = cs.rename("a.txt", "dir").unwrap_err().to_string();
+    assert!(
+        err.starts_with("cannot rename to `dir`: a directory already exists there"),
+        "{err}"
+    );
+    assert!(cs.delete("missing.txt").is_err());
+    assert!(cs.delete("dir").is_err());
+    assert!(cs.rename("a.txt", "a.txt").is_err());
+    assert!(cs.create("a.txt/child", "x").is_err());
+    assert!(cs.is_empty());
+}
+
+#[cfg(unix)]
+mod symlinks {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn a_link_inside_is_edited_at_its_target() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let r = dir.path();
+        write(r, "real/file.txt", b"old");
+        symlink("real/file.txt", r.join("link.txt")).expect("symlink");
+        symlink(r.join("real"), r.join("dirlink")).expect("symlink");
+        let mut cs = ChangeSet::new(ws(&dir));
+        cs.modify("link.txt", "via link").expect("modify");
+        // The same file through a directory link is the same file.
+        assert!(matches!(
+            cs.modify("dirlink/file.txt", "x"),
+            Err(ChangeSetError::Duplicate { .. })
+        ));
+        cs.apply().expect("apply");
+        assert_eq!(
+            fs::read_link(r.join("link.txt")).expect("still a link"),
+            PathBuf::from("real/file.txt")
+        );
+        assert_eq!(
+            fs::read(r.join("real/file.txt")).expect("read"),
+            b"via link"
+        );
+        assert!(artifacts(&snapshot(r)).is_empty());
+    }
+
+    #[test]
+    fn a_link_leading_out_is_refused() {
+        let outer = tempfile::tempdir().expect("tempdir");
+        let root = outer.path().join("root");
+        fs::create_dir(&root).expect("mkdir");
+        write(outer.path(), "secret.txt", b"secret");
+        symlink(outer.path().join("secret.txt"), root.join("out.txt")).expect("symlink");
+        symlink(outer.path(), root.join("outdir")).expect("symlink");
+        let mut cs = ChangeSet::new(Workspace::new(&root).expect("workspace"));
+        for (what, r) in [
+            ("modify", cs.modify("out.txt", "x").map(|_| ())),
+            (
+                "modify via dir",
+                cs.modify("outdir/secret.txt", "x").map(|_| ()),
+            ),
+            (
+                "create via dir",
+                cs.create("outdir/new.txt", "x").map(|_| ()),
+            ),
+            ("delete", cs.delete("out.txt").map(|_| ())),
+            ("rename", cs.rename("out.txt", "in.txt").map(|_| ())),
+        ] {
+            let err = r.expect_err(what);
+            assert!(
+                err.to_string().contains("leaves the workspace root"),
+                "{what}: {err}"
+            );
+        }
+        assert_eq!(
+            fs::read(outer.path().join("secret.txt")).expect("read"),
+            b"secret"
+        );
+        assert!(!outer.path().join("new.txt").exists());
+    }
+
+    #[test]
+    fn deleting_or_renaming_a_link_is_refused_with_a_hint() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(dir.path(), "t.txt", b"t");
+        symlink("t.txt", dir.path().join("l.txt")).expect("symlink");
+        let mut cs = ChangeSet::new(ws(&dir));
+        let err = cs.delete("l.txt").unwrap_err().to_string();
+        assert!(err.contains("is a symbolic link (to `t.txt`)"), "{err}");
+        assert!(err.contains("name the file itself (`t.txt`)"), "{err}");
+        assert!(matches!(
+            cs.rename("l.txt", "m.txt"),
+            Err(ChangeSetError::Symlink { .. })
+        ));
+        // Creating over a dangling link is refused too: something is there.
+        symlink("nowhere", dir.path().join("dangling")).expect("symlink");
+        let err = cs.create("dangling", "x").unwrap_err().to_string();
+        assert!(
+            err.contains("a symbolic link already exists there"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn symlink_loops_are_refused_without_hanging() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        symlink("b", dir.path().join("a")).expect("symlink");
+        symlink("a", dir.path().join("b")).expect("symlink");
+        let mut cs = ChangeSet::new(ws(&dir));
+        for r in [
+            cs.modify("a", "x").map(|_| ()),
+            cs.create("a/new.txt", "x").map(|_| ()),
+            cs.delete("b").map(|_| ()),
+        ] {
+            match r {
+                Err(ChangeSetError::Path(PathError::SymlinkLoop { .. })) => {}
+                other => panic!("expected a loop error, got {other:?}"),
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn non_utf8_file_names_work_without_panicking() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    let latin1 = Path::new(OsStr::from_bytes(b"caf\xe9.txt"));
+    let gone = Path::new(OsStr::from_bytes(b"\xff-gone"));
+    let from = Path::new(OsStr::from_bytes(b"from-\xfe"));
+    let to = Path::new(OsStr::from_bytes(b"dir-\xfd/to-\xfc"));
+    let created = Path::new(OsStr::from_bytes(b"new-\xfb/\xfa.txt"));
+    fs::write(r.join(latin1), "old").expect("write");
+    fs::write(r.join(gone), "gone").expect("write");
+    fs::write(r.join(from), "moving").expect("write");
+
+    let mut cs = ChangeSet::new(ws(&dir));
+    cs.modify(latin1, "new").expect("modify");
+    cs.delete(gone).expect("delete");
+    cs.rename(from, to).expect("rename");
+    cs.create(created, "created").expect("create");
+    let diff = cs.diff();
+    assert!(diff.contains("caf\u{fffd}.txt"), "{diff}");
+    cs.apply().expect("apply");
+
+    assert_eq!(fs::read(r.join(latin1)).expect("read"), b"new");
+    assert!(!r.join(gone).exists());
+    assert_eq!(fs::read(r.join(to)).expect("read"), b"moving");
+    assert_eq!(fs::read(r.join(created)).expect("read"), b"created");
+    assert!(artifacts(&snapshot(r)).is_empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// Stale files
+
+/// Builds the stale scenario and returns the change set and the paths it names.
+fn stale_case(mutate: impl FnOnce(&Path)) -> (tempfile::TempDir, Result<(), ApplyError>, Tree) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    write(r, "mod.txt", b"old");
+    write(r, "del.txt", b"old");
+    write(r, "dirme.txt", b"old");
+    write(r, "linkme.txt", b"old");
+    write(r, "linkout.txt", b"old");
+    write(r, "other.txt", b"other");
+    write(r, "fresh.txt", b"fresh");
+    write(r, "src.txt", b"src");
+    let mut cs = ChangeSet::new(ws(&dir));
+    cs.modify("mod.txt", "new").expect("modify");
+    cs.modify("del.txt", "new").expect("modify");
+    cs.modify("dirme.txt", "new").expect("modify");
+    cs.modify("linkme.txt", "new").expect("modify");
+    cs.modify("linkout.txt", "new").expect("modify");
+    cs.modify("fresh.txt", "new").expect("modify");
+    cs.create("created.txt", "new").expect("create");
+    cs.rename("src.txt", "target.txt").expect("rename");
+    mutate(r);
+    let before = snapshot(r);
+    let result = cs.apply().map(|_| ());
+    (dir, result, before)
+}
+
+#[cfg(unix)]
+#[test]
+fn stale_files_are_all_named_and_nothing_is_written() {
+    use std::os::unix::fs::symlink;
+    let outside = tempfile::tempdir().expect("tempdir");
+    let out_file = outside.path().join("elsewhere.txt");
+    fs::write(&out_file, "outside").expect("write");
+    let (dir, result, before) = stale_case(|r| {
+        fs::write(r.join("mod.txt"), "changed").expect("write");
+        fs::remove_file(r.join("del.txt")).expect("rm");
+        fs::remove_file(r.join("dirme.txt")).expect("rm");
+        fs::create_dir(r.join("dirme.txt")).expect("mkdir");
+        fs::remove_file(r.join("linkme.txt")).expect("rm");
+        symlink("other.txt", r.join("linkme.txt")).expect("symlink");
+        fs::remove_file(r.join("linkout.txt")).expect("rm");
+        symlink(&out_file, r.join("linkout.txt")).expect("symlink");
+        fs::write(r.join("created.txt"), "someone else").expect("write");
+        fs::write(r.join("target.txt"), "someone else").expect("write");
+    });
+    let files = match result {
+        Err(ApplyError::Stale { files }) => files,
+        other => panic!("expected stale, got {other:?}"),
+    };
+    let got: Vec<(String, StaleReason)> = files
+        .iter()
+        .map(|f| (f.path.clone(), f.reason.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("mod.txt".into(), StaleReason::Modified),
+            ("del.txt".into(), StaleReason::Deleted),
+            ("dirme.txt".into(), StaleReason::ReplacedByDirectory),
+            ("linkme.txt".into(), StaleReason::BecameSymlink),
+            ("linkout.txt".into(), StaleReason::BecameSymlink),
+            ("created.txt".into(), StaleReason::CreatedMeanwhile),
+            ("target.txt".into(), StaleReason::CreatedMeanwhile),
+        ]
+    );
+    // Nothing written anywhere, not even temporary files; fresh.txt (not stale) untouched.
+    assert_eq!(snapshot(dir.path()), before);
+    assert_eq!(fs::read(&out_file).expect("read"), b"outside");
+}
+
+#[test]
+fn stale_error_message_names_files_and_says_to_preview_again() {
+    let (_dir, result, _) = stale_case(|r| {
+        fs::write(r.join("mod.txt"), "changed").expect("write");
+        fs::remove_file(r.join("del.txt")).expect("rm");
+    });
+    let msg = result.expect_err("stale").to_string();
+    assert_eq!(
+        msg,
+        "nothing was written: 2 file(s) changed since this change set was built: \
+         `mod.txt` (modified since it was read); `del.txt` (deleted). \
+         Preview the change again from the current files"
+    );
+}
+
+#[test]
+fn same_length_change_is_detected_by_the_hash() {
+    let (dir, result, before) = stale_case(|r| fs::write(r.join("mod.txt"), "OLD").expect("write"));
+    match result {
+        Err(ApplyError::Stale { files }) => {
+            assert_eq!(files.len(), 1);
+            assert_eq!(files[0].reason, StaleReason::Modified);
+        }
+        other => panic!("expected stale, got {other:?}"),
+    }
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn modify_expecting_with_a_different_fingerprint_is_stale() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "a.txt", b"what is on disk");
+    let mut cs = ChangeSet::new(ws(&dir));
+    cs.modify_expecting("a.txt", Fingerprint::of("what the preview saw"), "new")
+        .expect("modify");
+    let err = cs.apply().expect_err("stale");
+    assert!(
+        err.to_string()
+            .contains("`a.txt` (modified since it was read)"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read(dir.path().join("a.txt")).expect("read"),
+        b"what is on disk"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_on_the_way_replaced_by_a_link_is_stale() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    write(r, "sub/a.txt", b"same");
+    write(r, "other/a.txt", b"same");
+    let mut cs = ChangeSet::new(ws(&dir));
+    cs.modify("sub/a.txt", "new").expect("modify");
+    fs::rename(r.join("sub"), r.join("sub-moved")).expect("mv");
+    symlink("other", r.join("sub")).expect("symlink");
+    let err = cs.apply().expect_err("stale");
+    match &err {
+        ApplyError::Stale { files } => {
+            assert_eq!(files[0].reason, StaleReason::ResolvesElsewhere, "{err}");
+        }
+        other => panic!("expected stale, got {other:?}"),
+    }
+    assert_eq!(fs::read(r.join("other/a.txt")).expect("read"), b"same");
+}
+
+// ---------------------------------------------------------------------------------------
+// Failures at every step
+
+/// Runs the mixed scenario with a failure injected at every step in turn. Before the commit
+/// point the apply must fail and leave the tree byte-identical with no artifact; after it
+/// (only backup removal) it must succeed.
+fn sweep_failures(hard_links: bool) {
+    let plan_for = |k: usize| {
+        let p = FaultPlan::fail_at(k);
+        if hard_links {
+            p
+        } else {
+            p.without_hard_links()
+        }
+    };
+    let clean = FaultPlan::none();
+    let clean = if hard_links {
+        clean
+    } else {
+        clean.without_hard_links()
+    };
+    let m = mixed_fixture();
+    mixed_changeset(&m)
+        .apply_with_faults(&clean)
+        .expect("clean apply");
+    let total = clean.steps_taken();
+    let log = clean.steps();
+    assert!(total >= 30, "suspiciously few steps: {log:#?}");
+
+    let mut failed = 0;
+    for k in 1..=total {
+        let m = mixed_fixture();
+        let cs = mixed_changeset(&m);
+        let plan = plan_for(k);
+        let result = cs.apply_with_faults(&plan);
+        let after = snapshot(m.dir.path());
+        let step = &log[k - 1];
+        match result {
+            Err(ApplyError::Failed { leftovers, .. }) => {
+                failed += 1;
+                assert!(leftovers.is_empty(), "step {step}: leftovers {leftovers:?}");
+                assert_eq!(
+                    after,
+                    m.before,
+                    "step {step}: tree changed\nsteps: {:#?}",
+                    plan.steps()
+                );
+            }
+            Ok(report) => {
+                assert!(
+                    step.contains("remove the backup"),
+                    "step {step} failed but the apply succeeded"
+                );
+                assert_eq!(report.leftovers.len(), 1, "step {step}");
+                assert!(
+                    artifacts(&after).len() == 1,
+                    "step {step}: {:?}",
+                    artifacts(&after)
+                );
+                assert_eq!(
+                    strip_new_entries(&without_artifacts(&after)),
+                    mixed_expected(&m)
+                );
+            }
+            Err(other) => panic!("step {step}: unexpected error {other}"),
+        }
+    }
+    // Every step but the backup removals must have been a failure.
+    let removals = log
+        .iter()
+        .filter(|s| s.contains("remove the backup"))
+        .count();
+    assert_eq!(failed, total - removals);
+}
+
+#[test]
+fn a_failure_at_any_step_leaves_every_file_as_before() {
+    sweep_failures(true);
+}
+
+#[test]
+fn a_failure_at_any_step_leaves_every_file_as_before_with_copied_backups() {
+    sweep_failures(false);
+}
+
+#[test]
+fn failure_message_says_what_failed_where_and_that_nothing_changed() {
+    let m = mixed_fixture();
+    let clean = FaultPlan::none();
+    mixed_changeset(&m)
+        .apply_with_faults(&clean)
+        .expect("clean");
+    let k = clean
+        .steps()
+        .iter()
+        .position(|s| s.contains("replace `src/b.rs`"))
+        .expect("replace step")
+        + 1;
+    let m = mixed_fixture();
+    let err = mixed_changeset(&m)
+        .apply_with_faults(&FaultPlan::fail_at(k))
+        .expect_err("fails");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "nothing was changed: could not replace `src/b.rs`: injected fault at step {k}. \
+             Every file was restored to what it was before; fix the cause and apply again"
+        )
+    );
+}
+
+#[test]
+fn a_failed_rollback_names_every_file_that_needs_attention() {
+    // Fail the last commit step, then also the restore of the first modified file.
+    let probe = mixed_fixture();
+    let clean = FaultPlan::none();
+    mixed_changeset(&probe)
+        .apply_with_faults(&clean)
+        .expect("clean");
+    let k = clean
+        .steps()
+        .iter()
+        .position(|s| s.contains("rename `f.txt`"))
+        .expect("rename step")
+        + 1;
+    let first = FaultPlan::fail_at(k);
+    let m = mixed_fixture();
+    assert!(mixed_changeset(&m).apply_with_faults(&first).is_err());
+    let j = first
+        .steps()
+        .iter()
+        .position(|s| s.contains("restore the original of `a.txt`"))
+        .expect("restore step")
+        + 1;
+    assert!(j > k);
+
+    let m = mixed_fixture();
+    let err = mixed_changeset(&m)
+        .apply_with_faults(&FaultPlan::fail_at(k).and_fail_at(j))
+        .expect_err("fails");
+    let attention = match &err {
+        ApplyError::RollbackFailed { attention, .. } => attention.clone(),
+        other => panic!("expected RollbackFailed, got {other}"),
+    };
+    assert_eq!(attention.len(), 1, "{err}");
+    assert_eq!(attention[0].path, "a.txt");
+    assert!(
+        attention[0]
+            .problem
+            .starts_with("holds the new content; its original is in `")
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("undoing the partial apply also failed"),
+        "{msg}"
+    );
+    assert!(msg.contains("`a.txt`: holds the new content"), "{msg}");
+
+    // Every other file is restored; a.txt has the new content and its backup the old.
+    let after = snapshot(m.dir.path());
+    let mut expected = m.before.clone();
+    expected.insert(
+        "a.txt".into(),
+        Node::File {
+            bytes: MIXED_NEW_A.to_vec(),
+            mode: match m.before.get(Path::new("a.txt")) {
+                Some(Node::File { mode, .. }) => *mode,
+                _ => unreachable!(),
+            },
+        },
+    );
+    assert_eq!(without_artifacts(&after), expected);
+    let backups = artifacts(&after);
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    assert_eq!(
+        file_bytes(&after, backups[0].to_str().expect("utf8")).as_deref(),
+        Some(MIXED_OLD_A)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Crashes at every step
+
+/// Checks the state a crash may leave: each file old or new in full, a deleted file present
+/// (old) or absent, a renamed file at exactly one of its names, other files untouched, and
+/// nothing else but artifacts — except, for a rename into a directory that did not exist,
+/// that directory (possibly empty) once it has appeared.
+fn assert_crash_state(m: &Mixed, after: &Tree, step: &str) {
+    let one_of = |p: &str, options: &[Option<&[u8]>]| {
+        let got = file_bytes(after, p);
+        assert!(
+            options.iter().any(|o| o.map(<[u8]>::to_vec) == got),
+            "step {step}: `{p}` holds {:?}",
+            got.map(|b| String::from_utf8_lossy(&b).into_owned())
+        );
+    };
+    one_of("a.txt", &[Some(MIXED_OLD_A), Some(MIXED_NEW_A)]);
+    one_of("src/b.rs", &[Some(MIXED_OLD_B), Some(MIXED_NEW_B)]);
+    one_of("src/target.txt", &[Some(MIXED_OLD_T), Some(MIXED_NEW_T)]);
+    one_of("new/deep/c.txt", &[None, Some(MIXED_NEW_C)]);
+    one_of("src/d.txt", &[None, Some(MIXED_NEW_D)]);
+    one_of("old.txt", &[None, Some(MIXED_OLD_GONE)]);
+    let e = (
+        file_bytes(after, "src/e.rs"),
+        file_bytes(after, "moved/inner/e2.rs"),
+    );
+    assert!(
+        matches!(&e, (Some(b), None) | (None, Some(b)) if b == MIXED_E),
+        "step {step}: e at {e:?}"
+    );
+    let f = (file_bytes(after, "f.txt"), file_bytes(after, "src/f.txt"));
+    assert!(
+        matches!(&f, (Some(b), None) | (None, Some(b)) if b == MIXED_F),
+        "step {step}: f at {f:?}"
+    );
+    let known = [
+        "a.txt",
+        "src/b.rs",
+        "src/target.txt",
+        "new/deep/c.txt",
+        "src/d.txt",
+        "old.txt",
+        "src/e.rs",
+        "moved/inner/e2.rs",
+        "f.txt",
+        "src/f.txt",
+        "new",
+        "new/deep",
+    ];
+    for (path, node) in without_artifacts(after) {
+        if known.iter().any(|k| Path::new(k) == path) {
+            continue;
+        }
+        if path == Path::new("moved") || path == Path::new("moved/inner") {
+            // A new directory for a rename appears (whole) just before the rename.
+            assert!(matches!(node, Node::Dir { .. }), "step {step}: {path:?}");
+            continue;
+        }
+        assert_eq!(
+            m.before.get(&path),
+            Some(&node),
+            "step {step}: `{}` is new or changed and not an artifact",
+            path.display()
+        );
+    }
+    // A new directory for new files never appears without them.
+    if after.contains_key(Path::new("new")) {
+        assert!(
+            file_bytes(after, "new/deep/c.txt").is_some(),
+            "step {step}: empty `new`"
+        );
+    }
+}
+
+#[test]
+fn a_crash_at_any_step_leaves_every_file_old_or_new_in_full() {
+    let probe = mixed_fixture();
+    let clean = FaultPlan::none();
+    mixed_changeset(&probe)
+        .apply_with_faults(&clean)
+        .expect("clean");
+    let total = clean.steps_taken();
+    let log = clean.steps();
+    for k in 1..=total {
+        let m = mixed_fixture();
+        let result = mixed_changeset(&m).apply_with_faults(&FaultPlan::crash_at(k));
+        assert!(
+            matches!(result, Err(ApplyError::SimulatedCrash { step }) if step == k),
+            "step {k}: {result:?}"
+        );
+        assert_crash_state(&m, &snapshot(m.dir.path()), &log[k - 1]);
+    }
+}
+
+#[test]
+fn a_crash_during_rollback_also_leaves_every_file_old_or_new() {
+    let probe = mixed_fixture();
+    let clean = FaultPlan::none();
+    mixed_changeset(&probe)
+        .apply_with_faults(&clean)
+        .expect("clean");
+    let k = clean
+        .steps()
+        .iter()
+        .position(|s| s.contains("rename `f.txt`"))
+        .expect("rename step")
+        + 1;
+    let first = FaultPlan::fail_at(k);
+    let m = mixed_fixture();
+    assert!(mixed_changeset(&m).apply_with_faults(&first).is_err());
+    let total = first.steps_taken();
+    for j in k + 1..=total {
+        let m = mixed_fixture();
+        let plan = FaultPlan::crash_at(j).and_fail_at(k);
+        let result = mixed_changeset(&m).apply_with_faults(&plan);
+        assert!(
+            matches!(result, Err(ApplyError::SimulatedCrash { .. })),
+            "{result:?}"
+        );
+        assert_crash_state(&m, &snapshot(m.dir.path()), &first.steps()[j - 1]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Diff
+
+#[test]
+fn diff_shows_every_operation() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    write(r, "m.txt", b"one\ntwo\nthree\n");
+    write(r, "gone.txt", b"bye\n");
+    write(r, "from.txt", b"same\n");
+    let mut cs = ChangeSet::new(ws(&dir));
+    cs.modify("m.txt", "one\n2\nthree\n").expect("modify");
+    cs.create("sub/new.txt", "hello\n").expect("create");
+    cs.delete("gone.txt").expect("delete");
+    cs.rename("from.txt", "to.txt").expect("rename");
+    assert_eq!(
+        cs.diff(),
+        "diff --git a/m.txt b/m.txt\n\
+         --- a/m.txt\n+++ b/m.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n\
+         diff --git a/sub/new.txt b/sub/new.txt\nnew file\n\
+         --- /dev/null\n+++ b/sub/new.txt\n@@ -0,0 +1 @@\n+hello\n\
+         diff --git a/gone.txt b/gone.txt\ndeleted file\n\
+         --- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n\
+         diff --git a/from.txt b/to.txt\nrename from from.txt\nrename to to.txt\n"
+    );
+}
+
+#[test]
+fn diff_notes_files_changed_on_disk_and_binary_content() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "a.txt", b"a\n");
+    write(dir.path(), "bin", b"\x00\xff\x01");
+    let mut cs = ChangeSet::new(ws(&dir));
+    cs.modify("a.txt", "b\n").expect("modify");
+    cs.modify("bin", b"\x00\xfe".to_vec()).expect("modify");
+    write(dir.path(), "a.txt", b"z\n");
+    let diff = cs.diff();
+    assert!(
+        diff.contains(
+            "# note: `a.txt` changed on disk since it was recorded; apply will refuse it"
+        ),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("Binary files a/bin and b/bin differ"),
+        "{diff}"
+    );
+}
