@@ -1,1 +1,120 @@
 //! The structural search/rewrite engine on ast-grep: pure, no tool glue.
+//!
+//! The `ast_edit` and `ast_grep` tools are thin layers over two calls:
+//!
+//! * [`plan_edits`] walks the scope, rewrites every match of every [`Op`] and returns an
+//!   [`EditPlan`]: per changed file its new contents, the [`Fingerprint`] of what was read
+//!   and the list of [`Replacement`]s — what a `ChangeSet` needs to apply it, and what
+//!   [`preview`] needs to show it.
+//! * [`search`] returns the matches of one or more patterns with their metavariable captures.
+//!
+//! Both read files only (nothing here writes), print nothing and keep no global state. Work is
+//! spread over all cores by the `ignore` crate's parallel walker, configured like the ast-grep
+//! CLI's (same .gitignore, .ignore and hidden-file rules), and a file is parsed only when its
+//! bytes contain the literal text a match needs (see `prefilter`).
+//!
+//! ```
+//! use xcsh_tools::engine::{self, Control, EditRequest, Lang, Op, Scope};
+//! use xcsh_tools::workspace::Workspace;
+//!
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("main.rs"), "fn main() { let v = f().unwrap(); }\n")?;
+//! let ws = Workspace::new(dir.path())?;
+//!
+//! let request = EditRequest {
+//!     ops: vec![Op::new("$X.unwrap()", "$X?")],
+//!     lang: Some(Lang::Rust),
+//!     ..EditRequest::default()
+//! };
+//! let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())?;
+//! assert_eq!(plan.totals.replacements, 1);
+//! assert_eq!(plan.files[0].new_contents, "fn main() { let v = f()?; }\n");
+//! assert!(engine::preview::unified_diff(&plan.files[0]).contains("+fn main() { let v = f()?; }"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+mod lang;
+mod matching;
+mod pattern;
+mod prefilter;
+pub mod preview;
+mod rewrite;
+mod search;
+mod walk;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use crate::changeset::Fingerprint;
+pub use error::EngineError;
+pub use lang::Lang;
+pub use pattern::{CompiledOps, Op};
+pub use rewrite::{
+    EditPlan, EditRequest, EditTotals, FileEdit, LimitReport, Replacement, plan_edits,
+};
+pub use search::{Capture, Match, SearchRequest, SearchResult, search};
+pub use walk::{Scope, Skipped, WalkOptions};
+
+/// A cooperative cancellation flag: cheap to clone, checked before each file.
+///
+/// ```
+/// use xcsh_tools::engine::CancelFlag;
+///
+/// let flag = CancelFlag::default();
+/// let for_other_task = flag.clone();
+/// for_other_task.cancel();
+/// assert!(flag.is_cancelled());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    /// Asks every run watching this flag to stop at its next file.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`cancel`](Self::cancel) was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Progress of a run, reported after each scanned file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Files of a supported language looked at so far.
+    pub files_scanned: usize,
+    /// Of those, files with at least one match.
+    pub files_matched: usize,
+}
+
+/// How a caller watches and steers a run: cancellation and progress.
+///
+/// The progress callback is called from the walker's worker threads, once per scanned file;
+/// keep it cheap (store the numbers, throttle anything slower).
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use xcsh_tools::engine::{CancelFlag, Control, Progress};
+///
+/// let seen = AtomicUsize::new(0);
+/// let report = |p: Progress| seen.store(p.files_scanned, Ordering::Relaxed);
+/// let cancel = CancelFlag::default();
+/// let control = Control { cancel: Some(&cancel), progress: Some(&report) };
+/// # let _ = control;
+/// ```
+#[derive(Clone, Copy, Default)]
+pub struct Control<'a> {
+    /// Checked before each file; when set, the run stops with [`EngineError::Cancelled`].
+    pub cancel: Option<&'a CancelFlag>,
+    /// Called after each scanned file.
+    pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
+}
+
+impl Control<'_> {
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancel.is_some_and(CancelFlag::is_cancelled)
+    }
+}

@@ -1,0 +1,109 @@
+//! Parsing a file and walking its matches.
+
+use ast_grep_core::matcher::MatcherExt as _;
+use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::{AstGrep, Matcher as _, NodeMatch, Pattern};
+use ast_grep_language::SupportLang;
+
+use super::Lang;
+
+pub(crate) type Doc = StrDoc<SupportLang>;
+pub(crate) type Root = AstGrep<Doc>;
+
+/// Parses `text` as `lang`. `None` when tree-sitter gives up (it does not, short of a
+/// cancellation or timeout, neither of which is set).
+pub(crate) fn parse(text: &str, lang: Lang) -> Option<Root> {
+    StrDoc::try_new(text, lang.support_lang())
+        .ok()
+        .map(AstGrep::doc)
+}
+
+/// Whether the parse tree has a syntax error (an ERROR or MISSING node).
+pub(crate) fn has_syntax_error(root: &Root) -> bool {
+    root.root().get_inner_node().has_error()
+}
+
+/// Calls `f` with every match of `pattern` under `root`, in pre-order.
+///
+/// With `reentrant == false` the subtree of a match is not searched: this is the traversal
+/// `replace_all` and the CLI's `--update-all` use (nested matches stay). With `true` nested
+/// matches are reported too, as the CLI's search output does.
+///
+/// Only nodes of the kind the pattern's root can match are tried, which is exactly the set
+/// ast-grep's matcher would accept (it compares the kind first), so the result is the same as
+/// `Visitor::new(pattern).reentrant(..)` without calling the matcher on every node.
+pub(crate) fn for_each_match<'r>(
+    root: &'r Root,
+    pattern: &Pattern,
+    reentrant: bool,
+    mut f: impl FnMut(NodeMatch<'r, Doc>),
+) {
+    let kinds = pattern.potential_kinds();
+    let mut cursor = root.root().get_inner_node().walk();
+    loop {
+        let node = cursor.node();
+        let try_it = kinds
+            .as_ref()
+            .is_none_or(|k| k.contains(usize::from(node.kind_id())));
+        let matched = try_it
+            && match pattern.match_node(root.adopt(node)) {
+                Some(m) => {
+                    f(m);
+                    true
+                }
+                None => false,
+            };
+        if (!matched || reentrant) && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ast_grep_core::tree_sitter::traversal::Visitor;
+
+    /// The traversal must find exactly what ast-grep's own `Visitor` finds.
+    #[test]
+    fn same_matches_as_ast_grep_visitor() {
+        let cases = [
+            (
+                Lang::Rust,
+                "fn f() { foo(foo(1)); let x = foo(bar(foo(2))); /* foo(3) */ }",
+                &["foo($A)", "$A", "foo", "let $X = $Y;", "$F($$$)"][..],
+            ),
+            (
+                Lang::Python,
+                "def f(a):\n    return g(g(a), [g(x) for x in a])\n",
+                &["g($$$A)", "$A", "return $X", "[$E for $V in $L]"][..],
+            ),
+            (
+                Lang::Tsx,
+                "const a = <div><span>{f(1)}</span></div>; f(f(2));",
+                &["f($A)", "<span>$$$C</span>", "$A"][..],
+            ),
+        ];
+        for (lang, src, pats) in cases {
+            let root = parse(src, lang).unwrap();
+            for pat in pats {
+                let pattern = Pattern::try_new(pat, lang.support_lang()).unwrap();
+                for reentrant in [false, true] {
+                    let mut ours = Vec::new();
+                    for_each_match(&root, &pattern, reentrant, |m| ours.push(m.range()));
+                    let theirs: Vec<_> = Visitor::new(&pattern)
+                        .reentrant(reentrant)
+                        .visit(root.root())
+                        .map(|m| m.range())
+                        .collect();
+                    assert_eq!(ours, theirs, "{lang} `{pat}` reentrant={reentrant}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,696 @@
+//! Ops (`{pat, out}`) validated and compiled once per language.
+//!
+//! A pattern is compiled into an ast-grep [`Pattern`] once for every language it will be
+//! matched in and reused for every file: a `&str` used as a matcher would be re-parsed at every
+//! node. Each compiled pattern also carries the literal text its matches need, for the
+//! [prefilter](super::prefilter).
+
+use std::collections::BTreeSet;
+
+use ast_grep_core::matcher::PatternNode;
+use ast_grep_core::meta_var::MetaVariable;
+use ast_grep_core::replacer::TemplateFix;
+use ast_grep_core::tree_sitter::LanguageExt;
+use ast_grep_core::{Language, Pattern};
+use serde::{Deserialize, Serialize};
+
+use super::prefilter::{Prefilter, required_literals};
+use super::{EngineError, Lang};
+
+/// One structural search-and-replace operation: every match of `pat` is replaced by `out`.
+///
+/// `pat` is code in the target language where `$NAME` matches one node and `$$$NAME` a
+/// (possibly empty) list of nodes; `out` is the replacement text, in which the same
+/// metavariables are substituted.
+///
+/// ```
+/// use xcsh_tools::engine::Op;
+///
+/// let op = Op::new("$X.unwrap()", "$X.expect(\"checked\")");
+/// assert_eq!(op.pat, "$X.unwrap()");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Op {
+    /// Pattern to match, e.g. `$X.unwrap()`: `$NAME` matches one node, `$$$NAME` a list.
+    pub pat: String,
+    /// Replacement for each match; the pattern's metavariables are substituted.
+    pub out: String,
+}
+
+impl Op {
+    /// An op replacing matches of `pat` with `out`.
+    pub fn new(pat: impl Into<String>, out: impl Into<String>) -> Self {
+        Self {
+            pat: pat.into(),
+            out: out.into(),
+        }
+    }
+}
+
+/// One op compiled for one language.
+pub(crate) struct CompiledOp {
+    /// Index of the op in the request (`ops[index]`).
+    pub index: usize,
+    pub pattern: Pattern,
+    /// `None` for a search (no rewrite).
+    pub fix: Option<TemplateFix>,
+}
+
+/// The ops that apply to files of one language, and the prefilter that decides which files
+/// are worth parsing for them.
+pub(crate) struct LangOps {
+    pub ops: Vec<CompiledOp>,
+    pub prefilter: Prefilter,
+}
+
+/// A validated set of ops (or search patterns), compiled once for each language it applies to.
+///
+/// With an explicit language every op must be valid in it. Without one (the language is
+/// inferred per file) each op is compiled for every supported language and applies to the
+/// languages where its pattern is valid; it must be valid in at least one.
+///
+/// ```
+/// use xcsh_tools::engine::{CompiledOps, Lang, Op};
+///
+/// let ops = CompiledOps::for_edit(&[Op::new("$X.unwrap()", "$X?")], Some(Lang::Rust))?;
+/// assert_eq!(ops.len(), 1);
+///
+/// let err = CompiledOps::for_edit(&[Op::new("foo(", "bar")], Some(Lang::Rust)).unwrap_err();
+/// assert!(err.to_string().starts_with("ops[0].pat: `foo(` is not a valid rust pattern"));
+/// # Ok::<(), xcsh_tools::engine::EngineError>(())
+/// ```
+pub struct CompiledOps {
+    /// Indexed by `Lang as usize`; `None` where no op applies (or the language was not asked for).
+    by_lang: [Option<LangOps>; Lang::ALL.len()],
+    explicit: Option<Lang>,
+    len: usize,
+    /// `(op index, language)` pairs where an op's pattern is not valid, with inferred languages.
+    inapplicable: Vec<(usize, Lang)>,
+    /// The field each pattern came from (`ops[0].pat`, `pat`), for messages.
+    pat_fields: Vec<String>,
+}
+
+/// What the compiler needs to know about one item: where it came from and what it says.
+struct Item<'a> {
+    pat_field: String,
+    pat: &'a str,
+    out: Option<(String, &'a str)>,
+}
+
+impl CompiledOps {
+    /// Validates and compiles the ops of an edit (`ast_edit`).
+    ///
+    /// Errors name the offending op: no ops, an empty, invalid or duplicate pattern, or a
+    /// rewrite that uses a metavariable its pattern does not capture.
+    pub fn for_edit(ops: &[Op], lang: Option<Lang>) -> Result<Self, EngineError> {
+        if ops.is_empty() {
+            return Err(EngineError::NoOps);
+        }
+        let items = ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| Item {
+                pat_field: format!("ops[{i}].pat"),
+                pat: &op.pat,
+                out: Some((format!("ops[{i}].out"), &op.out)),
+            })
+            .collect();
+        Self::compile(items, lang)
+    }
+
+    /// Validates and compiles search patterns (`ast_grep`). A single pattern is reported as
+    /// field `pat`, several as `pat[i]`.
+    pub fn for_search(patterns: &[String], lang: Option<Lang>) -> Result<Self, EngineError> {
+        if patterns.is_empty() {
+            return Err(EngineError::EmptyPattern {
+                field: "pat".to_owned(),
+            });
+        }
+        let single = patterns.len() == 1;
+        let items = patterns
+            .iter()
+            .enumerate()
+            .map(|(i, pat)| Item {
+                pat_field: if single {
+                    "pat".to_owned()
+                } else {
+                    format!("pat[{i}]")
+                },
+                pat,
+                out: None,
+            })
+            .collect();
+        Self::compile(items, lang)
+    }
+
+    fn compile(items: Vec<Item<'_>>, explicit: Option<Lang>) -> Result<Self, EngineError> {
+        let langs: Vec<Lang> = match explicit {
+            Some(lang) => vec![lang],
+            None => Lang::ALL.to_vec(),
+        };
+        let mut per_lang: Vec<Vec<CompiledOp>> = langs.iter().map(|_| Vec::new()).collect();
+        let mut inapplicable = Vec::new();
+
+        for (index, item) in items.iter().enumerate() {
+            let trimmed = item.pat.trim();
+            if trimmed.is_empty() {
+                return Err(EngineError::EmptyPattern {
+                    field: item.pat_field.clone(),
+                });
+            }
+            if let Some(first) = items[..index]
+                .iter()
+                .find(|earlier| earlier.pat.trim() == trimmed)
+            {
+                return Err(EngineError::DuplicatePattern {
+                    field: item.pat_field.clone(),
+                    first: first.pat_field.clone(),
+                });
+            }
+
+            let mut first_failure: Option<(Lang, String)> = None;
+            let mut compiled_somewhere = false;
+            for (slot, &lang) in langs.iter().enumerate() {
+                match compile_pattern(item.pat, lang) {
+                    Ok(pattern) => {
+                        let fix = match &item.out {
+                            Some((field, out)) => Some(compile_rewrite(
+                                field,
+                                &item.pat_field,
+                                out,
+                                &pattern,
+                                lang,
+                            )?),
+                            None => None,
+                        };
+                        compiled_somewhere = true;
+                        per_lang[slot].push(CompiledOp {
+                            index,
+                            pattern,
+                            fix,
+                        });
+                    }
+                    Err(detail) => {
+                        inapplicable.push((index, lang));
+                        first_failure.get_or_insert((lang, detail));
+                    }
+                }
+            }
+            if !compiled_somewhere {
+                let (lang, detail) = first_failure.unwrap_or((Lang::Rust, String::new()));
+                let langs = match explicit {
+                    Some(lang) => lang.name().to_owned(),
+                    None => format!("{} (nor any other supported language)", lang.name()),
+                };
+                return Err(EngineError::InvalidPattern {
+                    field: item.pat_field.clone(),
+                    pattern: item.pat.to_owned(),
+                    langs,
+                    detail,
+                });
+            }
+        }
+
+        let mut by_lang: [Option<LangOps>; Lang::ALL.len()] = Default::default();
+        for (lang, ops) in langs.into_iter().zip(per_lang) {
+            if ops.is_empty() {
+                continue;
+            }
+            let prefilter = Prefilter::new(
+                ops.iter()
+                    .map(|op| required_literals(&op.pattern, lang))
+                    .collect(),
+            );
+            by_lang[lang as usize] = Some(LangOps { ops, prefilter });
+        }
+        Ok(Self {
+            by_lang,
+            explicit,
+            len: items.len(),
+            inapplicable,
+            pat_fields: items.into_iter().map(|item| item.pat_field).collect(),
+        })
+    }
+
+    /// How many ops (or search patterns) there are.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always false: an empty set of ops is refused when compiling.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The language given explicitly, if any (otherwise it is inferred per file).
+    pub fn lang(&self) -> Option<Lang> {
+        self.explicit
+    }
+
+    /// The field op `i`'s pattern came from (`ops[1].pat`, `pat`), for messages.
+    pub(crate) fn pat_field(&self, i: usize) -> &str {
+        self.pat_fields.get(i).map_or("pat", String::as_str)
+    }
+
+    /// The ops compiled for `lang`, or `None` when no op applies to it.
+    pub(crate) fn for_lang(&self, lang: Lang) -> Option<&LangOps> {
+        self.by_lang[lang as usize].as_ref()
+    }
+
+    /// With inferred languages: the ops whose pattern is not valid in `lang` (so files of that
+    /// language are not searched for them).
+    pub(crate) fn inapplicable_in(&self, lang: Lang) -> impl Iterator<Item = usize> + '_ {
+        self.inapplicable
+            .iter()
+            .filter(move |(_, l)| *l == lang)
+            .map(|(op, _)| *op)
+    }
+}
+
+/// Compiles `src` for `lang`, refusing what ast-grep would accept with a syntax error in it:
+/// `Pattern::try_new("foo(")` returns `Ok`.
+///
+/// ast-grep itself only checks the pattern's root. Inside, an ERROR node is normal where a
+/// metavariable stands in a place the grammar does not expect an identifier
+/// (`match $E { $$$ARMS }`), so an ERROR is refused only when it holds no metavariable, and a
+/// MISSING token (one the parser invented to recover, dropped from the pattern tree, so the
+/// pattern would match something other than what was written) is always refused.
+fn compile_pattern(src: &str, lang: Lang) -> Result<Pattern, String> {
+    let sg = lang.support_lang();
+    let pattern = Pattern::try_new(src, sg).map_err(|e| e.to_string())?;
+    if pattern.has_error() {
+        return Err(syntax_error_detail(src, lang, None));
+    }
+    // MISSING nodes are only visible in the parse of the pattern's own source. Check the node
+    // the pattern was taken from, picked as ast-grep picks it: descend while there is a single
+    // child (a trailing MISSING or empty second child does not count).
+    let processed = sg.pre_process_pattern(src);
+    let root = sg.ast_grep(processed.as_ref());
+    let mut node = root.root();
+    loop {
+        let count = node.get_inner_node().child_count();
+        let second_is_trivial = count == 2
+            && node
+                .child(1)
+                .is_some_and(|c| c.is_missing() || c.kind().is_empty());
+        if count != 1 && !second_is_trivial {
+            break;
+        }
+        let Some(child) = node.child(0) else { break };
+        node = child;
+    }
+    if !node.get_inner_node().has_error() {
+        return Ok(pattern);
+    }
+    // Look for a MISSING node, or an ERROR node without a metavariable, under `node`.
+    let has_metavar = |n: &SgNode<'_>| {
+        n.dfs()
+            .any(|leaf| leaf.is_leaf() && sg.extract_meta_var(&leaf.text()).is_some())
+    };
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.is_missing() || (n.is_error() && !has_metavar(&n)) {
+            let offset = n.range().start;
+            return Err(syntax_error_detail(
+                src,
+                lang,
+                Some((offset, n.is_missing())),
+            ));
+        }
+        if n.get_inner_node().has_error() {
+            stack.extend(n.children());
+        }
+    }
+    Ok(pattern)
+}
+
+type SgNode<'r> =
+    ast_grep_core::Node<'r, ast_grep_core::tree_sitter::StrDoc<ast_grep_language::SupportLang>>;
+
+/// Describes where the pattern's syntax breaks: at `at` (byte offset in the pre-processed
+/// pattern, and whether a token is missing there) or at its first ERROR or MISSING node.
+fn syntax_error_detail(src: &str, lang: Lang, at: Option<(usize, bool)>) -> String {
+    let sg = lang.support_lang();
+    let processed = sg.pre_process_pattern(src);
+    let root = sg.ast_grep(processed.as_ref());
+    let found = root.root().dfs().find(|n| {
+        at.map_or(n.is_missing() || n.is_error(), |(o, _)| {
+            n.range().start == o && (n.is_missing() || n.is_error())
+        })
+    });
+    let Some(node) = found else {
+        return "it does not parse".to_owned();
+    };
+    // Columns count characters of the pattern as written (`$` and the expando char are both
+    // one character).
+    let column = processed[..node.range().start]
+        .chars()
+        .rev()
+        .take_while(|c| *c != '\n')
+        .count()
+        + 1;
+    if node.is_missing() {
+        return format!(
+            "it is incomplete: `{}` is missing at column {column}",
+            node.kind()
+        );
+    }
+    let text = node.text().replace(sg.expando_char(), "$");
+    format!("syntax error at `{}` (column {column})", shorten(&text, 40))
+}
+
+/// Checks a rewrite template against its pattern and compiles it.
+///
+/// `TemplateFix::try_new` cannot fail, but a template naming a metavariable the pattern does
+/// not capture (a typo, or `$ARGS` for a `$$$ARGS` list) silently substitutes nothing and
+/// deletes code: that is refused here.
+fn compile_rewrite(
+    field: &str,
+    pat_field: &str,
+    out: &str,
+    pattern: &Pattern,
+    lang: Lang,
+) -> Result<TemplateFix, EngineError> {
+    let (singles, multis) = captured_vars(pattern);
+    for used in template_vars(out) {
+        let (name, multi) = (used.name.as_str(), used.multi);
+        let problem = if multi && singles.contains(name) {
+            format!(
+                "uses $$${name}, but {pat_field} captures ${name} (one node); write ${name} instead"
+            )
+        } else if !multi && multis.contains(name) {
+            format!(
+                "uses ${name}, but {pat_field} captures $$${name} (a list of nodes); write $$${name} instead"
+            )
+        } else if !singles.contains(name) && !multis.contains(name) {
+            let defined: Vec<String> = singles
+                .iter()
+                .map(|n| format!("${n}"))
+                .chain(multis.iter().map(|n| format!("$$${n}")))
+                .collect();
+            let defined = if defined.is_empty() {
+                "it captures none".to_owned()
+            } else {
+                format!("it captures {}", defined.join(", "))
+            };
+            let sigil = if multi { "$$$" } else { "$" };
+            format!(
+                "uses {sigil}{name}, which {pat_field} does not capture ({defined}); use one of those, or add {sigil}{name} to the pattern"
+            )
+        } else {
+            continue;
+        };
+        return Err(EngineError::InvalidRewrite {
+            field: field.to_owned(),
+            detail: problem,
+        });
+    }
+    TemplateFix::try_new(out, &lang.support_lang()).map_err(|e| EngineError::InvalidRewrite {
+        field: field.to_owned(),
+        detail: e.to_string(),
+    })
+}
+
+/// Names captured by the pattern: single-node and list metavariables. `$_` and `$$$` capture
+/// nothing.
+fn captured_vars(pattern: &Pattern) -> (BTreeSet<String>, BTreeSet<String>) {
+    fn walk(node: &PatternNode, singles: &mut BTreeSet<String>, multis: &mut BTreeSet<String>) {
+        match node {
+            PatternNode::MetaVar { meta_var } => match meta_var {
+                MetaVariable::Capture(name, _) => {
+                    singles.insert(name.clone());
+                }
+                MetaVariable::MultiCapture(name) => {
+                    multis.insert(name.clone());
+                }
+                MetaVariable::Dropped(_) | MetaVariable::Multiple => {}
+            },
+            PatternNode::Terminal { .. } => {}
+            PatternNode::Internal { children, .. } => {
+                for child in children {
+                    walk(child, singles, multis);
+                }
+            }
+        }
+    }
+    let mut singles = BTreeSet::new();
+    let mut multis = BTreeSet::new();
+    walk(&pattern.node, &mut singles, &mut multis);
+    (singles, multis)
+}
+
+struct TemplateVar {
+    name: String,
+    multi: bool,
+}
+
+/// The metavariables a template refers to, read exactly as ast-grep's template compiler does:
+/// one to three `$`, then a name of `A-Z`, `_` and digits not starting with a digit; three `$`
+/// make it a list. `$5` or a lone `$` is literal text.
+fn template_vars(template: &str) -> Vec<TemplateVar> {
+    let bytes = template.as_bytes();
+    let mut vars = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        let mut dollars = 1;
+        while dollars < 3 && bytes.get(i + dollars) == Some(&b'$') {
+            dollars += 1;
+        }
+        let name_start = i + dollars;
+        let name_len = bytes[name_start..]
+            .iter()
+            .take_while(|b| b.is_ascii_uppercase() || **b == b'_' || b.is_ascii_digit())
+            .count();
+        let first_ok = bytes
+            .get(name_start)
+            .is_some_and(|b| b.is_ascii_uppercase() || *b == b'_');
+        if name_len == 0 || !first_ok {
+            // Not a metavariable: ast-grep moves on by one character.
+            i += 1;
+            continue;
+        }
+        vars.push(TemplateVar {
+            name: template[name_start..name_start + name_len].to_owned(),
+            multi: dollars == 3,
+        });
+        i = name_start + name_len;
+    }
+    vars
+}
+
+/// `text` cut to at most `max` characters, with an ellipsis when cut.
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    let mut out: String = text.chars().take(max).collect();
+    if text.chars().count() > max {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(ops: &[(&str, &str)], lang: Option<Lang>) -> Result<CompiledOps, EngineError> {
+        let ops: Vec<Op> = ops.iter().map(|(p, o)| Op::new(*p, *o)).collect();
+        CompiledOps::for_edit(&ops, lang)
+    }
+
+    fn err(ops: &[(&str, &str)], lang: Option<Lang>) -> String {
+        match edit(ops, lang) {
+            Ok(_) => panic!("expected an error for {ops:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn common_patterns_compile_in_their_language() {
+        let cases: &[(Lang, &[&str])] = &[
+            (
+                Lang::Rust,
+                &[
+                    "$X.unwrap()",
+                    "Arc::new($A)",
+                    "match $E { $$$ARMS }",
+                    "fn $F($$$ARGS) { $$$BODY }",
+                    "let $A = $B;",
+                    "$A",
+                    "println!($$$A)",
+                    "impl $T for $U { $$$B }",
+                    "use $A;",
+                    "#[derive($$$D)]",
+                    "if let Some($A) = $B { $$$C }",
+                ],
+            ),
+            (
+                Lang::Python,
+                &[
+                    "print($$$A)",
+                    "def $F($$$A): $$$B",
+                    "$A == None",
+                    "import $M",
+                    "for $X in $Y: $$$B",
+                    "with open($F) as $H: $$$B",
+                    "lambda $X: $Y",
+                ],
+            ),
+            (
+                Lang::TypeScript,
+                &[
+                    "console.log($$$A)",
+                    "const $A: $T = $B",
+                    "interface $I { $$$M }",
+                    "$A as any",
+                ],
+            ),
+            (
+                Lang::Tsx,
+                &["<div>$$$C</div>", "<$T $$$P />", "useState<$T>($A)"],
+            ),
+            (
+                Lang::JavaScript,
+                &[
+                    "var $A = $B",
+                    "require($M)",
+                    "$A === undefined",
+                    "async function $F($$$A) { $$$B }",
+                ],
+            ),
+            (
+                Lang::Go,
+                &[
+                    "fmt.Println($$$A)",
+                    "if err != nil { return $$$R }",
+                    "func $F($$$A) $R { $$$B }",
+                    "$A := $B",
+                    "errors.New($M)",
+                ],
+            ),
+        ];
+        for (lang, pats) in cases {
+            for pat in *pats {
+                let compiled = CompiledOps::for_search(&[pat.to_string()], Some(*lang));
+                assert!(compiled.is_ok(), "{lang} `{pat}`: {:?}", compiled.err());
+            }
+        }
+    }
+
+    #[test]
+    fn no_ops_is_an_error() {
+        assert_eq!(
+            err(&[], None),
+            "ops: at least one op is required; pass ops: [{\"pat\": \"<code to match>\", \"out\": \"<replacement>\"}]"
+        );
+    }
+
+    #[test]
+    fn empty_pattern_names_the_op() {
+        let msg = err(&[("a()", "b()"), ("  \n", "x")], Some(Lang::Rust));
+        assert!(msg.starts_with("ops[1].pat: the pattern is empty"), "{msg}");
+    }
+
+    #[test]
+    fn broken_patterns_name_the_op_and_the_language() {
+        for (pat, lang) in [
+            ("foo(", Lang::Rust),
+            ("let = ;", Lang::Rust),
+            ("def (:", Lang::Python),
+            ("a +", Lang::TypeScript),
+            ("func (", Lang::Go),
+            ("const = 1", Lang::Tsx),
+        ] {
+            let msg = err(&[("ok()", "ok()"), (pat, "x")], Some(lang));
+            assert!(
+                msg.starts_with(&format!(
+                    "ops[1].pat: `{pat}` is not a valid {lang} pattern"
+                )),
+                "{msg}"
+            );
+            assert!(msg.contains("$$$NAME"), "says what to do: {msg}");
+        }
+    }
+
+    #[test]
+    fn multiple_nodes_are_refused() {
+        let msg = err(&[("a(); b();", "c()")], Some(Lang::Rust));
+        assert!(msg.contains("Multiple AST nodes"), "{msg}");
+    }
+
+    #[test]
+    fn a_pattern_invalid_everywhere_is_refused_when_inferring() {
+        let msg = err(&[("foo(", "x")], None);
+        assert!(
+            msg.contains("is not a valid rust (nor any other supported language) pattern"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_pattern_valid_somewhere_applies_only_there() {
+        // `fn` items exist in Rust only.
+        let ops = edit(&[("fn $F() {}", "fn $F() { todo!() }")], None).unwrap();
+        assert!(ops.for_lang(Lang::Rust).is_some());
+        assert!(ops.for_lang(Lang::Python).is_none());
+        assert_eq!(ops.inapplicable_in(Lang::Python).collect::<Vec<_>>(), [0]);
+    }
+
+    #[test]
+    fn duplicates_name_both_ops() {
+        let msg = err(
+            &[("a($X)", "b($X)"), ("c()", "d()"), (" a($X) ", "e($X)")],
+            Some(Lang::Rust),
+        );
+        assert!(
+            msg.starts_with("ops[2].pat: the same pattern as ops[0].pat"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn rewrite_with_an_unknown_metavariable_is_refused() {
+        let msg = err(&[("foo($A)", "bar($B)")], Some(Lang::Rust));
+        assert_eq!(
+            msg,
+            "ops[0].out: uses $B, which ops[0].pat does not capture (it captures $A); use one of those, or add $B to the pattern"
+        );
+    }
+
+    #[test]
+    fn rewrite_with_the_wrong_arity_is_refused() {
+        let msg = err(&[("foo($$$ARGS)", "bar($ARGS)")], Some(Lang::Rust));
+        assert!(msg.starts_with("ops[0].out: uses $ARGS, but ops[0].pat captures $$$ARGS"));
+        let msg = err(&[("foo($A)", "bar($$$A)")], Some(Lang::Rust));
+        assert!(msg.starts_with("ops[0].out: uses $$$A, but ops[0].pat captures $A"));
+    }
+
+    #[test]
+    fn literal_dollars_in_a_rewrite_are_fine() {
+        edit(
+            &[("foo($A)", "bar($A, \"$5\", $, $a, $$$)")],
+            Some(Lang::Rust),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn template_vars_follow_ast_grep() {
+        let vars: Vec<(String, bool)> = template_vars("$A $$B $$$C $$$$D $_E $5 $x $")
+            .into_iter()
+            .map(|v| (v.name, v.multi))
+            .collect();
+        assert_eq!(
+            vars,
+            [
+                ("A".to_owned(), false),
+                ("B".to_owned(), false),
+                ("C".to_owned(), true),
+                ("D".to_owned(), true),
+                ("_E".to_owned(), false),
+            ]
+        );
+    }
+}

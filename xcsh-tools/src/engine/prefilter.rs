@@ -1,0 +1,270 @@
+//! Skips files that cannot match before they are parsed.
+//!
+//! Parsing dominates the cost of a run, so a file is parsed only when its bytes contain every
+//! literal that a match of some op needs. The literals come from the pattern's own leaf
+//! tokens, read exactly as ast-grep's matcher (smart strictness) compares them:
+//!
+//! * A **named leaf** (identifier, number, string fragment, …) matches only a node with the
+//!   same text, so that text must occur in the file.
+//! * An **anonymous token** (keyword, punctuation) matches any node of the same kind — ast-grep
+//!   does not compare its text. A keyword's kind is its text, so the keyword must occur; but
+//!   punctuation is in every file and is not worth checking. Anonymous tokens right after a
+//!   `$$$` list are skipped by the matcher, so they are not required.
+//! * A metavariable needs nothing.
+//!
+//! A word-like literal from an identifier or a keyword is also required to end at a word
+//! boundary: tree-sitter lexes identifiers (and keywords, through the grammar's `word` token)
+//! greedily, so such a token is never followed by `[A-Za-z0-9_]`. In Rust, Go, JavaScript and
+//! TypeScript it must also start at one (no such token directly follows a letter or `_` in a
+//! syntactically valid file); Python is exempt because `0xfor x` is valid Python.
+//!
+//! The one way ast-grep matches a keyword that is not in the text is a zero-width MISSING
+//! token that tree-sitter invents while recovering from a syntax error; a file without the
+//! keyword anywhere that still matches through one is the only thing this filter may skip.
+
+use ast_grep_core::Pattern;
+use ast_grep_core::matcher::PatternNode;
+use ast_grep_core::meta_var::MetaVariable;
+use ast_grep_core::tree_sitter::{LanguageExt, TSLanguage};
+use memchr::memmem;
+
+use super::Lang;
+
+/// Text that every match of a pattern contains.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Literal {
+    pub text: String,
+    /// The character before the text must not be `[A-Za-z_]`.
+    pub word_start: bool,
+    /// The character after the text must not be `[A-Za-z0-9_]`.
+    pub word_end: bool,
+}
+
+/// The literals a match of `pattern` in `lang` needs, rarest-looking (longest) first.
+pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
+    let ts = lang.support_lang().get_ts_language();
+    let mut out = Vec::new();
+    collect(&pattern.node, lang, &ts, &mut out);
+    out.sort_by(|a, b| b.text.len().cmp(&a.text.len()));
+    out.dedup();
+    out
+}
+
+fn collect(node: &PatternNode, lang: Lang, ts: &TSLanguage, out: &mut Vec<Literal>) {
+    match node {
+        PatternNode::MetaVar { .. } => {}
+        PatternNode::Terminal {
+            text,
+            is_named,
+            kind_id,
+        } => {
+            let kind = ts.node_kind_for_id(*kind_id).unwrap_or_default();
+            if let Some(lit) = terminal_literal(text, *is_named, kind, lang) {
+                out.push(lit);
+            }
+        }
+        PatternNode::Internal { children, .. } => {
+            // After `$$$`, ast-grep skips the anonymous tokens that follow before matching
+            // the next significant node, so they are not required.
+            let mut after_ellipsis = false;
+            for child in children {
+                match child {
+                    PatternNode::MetaVar {
+                        meta_var: MetaVariable::Multiple | MetaVariable::MultiCapture(_),
+                    } => after_ellipsis = true,
+                    PatternNode::Terminal {
+                        is_named: false, ..
+                    } if after_ellipsis => {}
+                    _ => {
+                        after_ellipsis = false;
+                        collect(child, lang, ts, out);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Option<Literal> {
+    if text.is_empty() {
+        return None;
+    }
+    let wordlike = is_ascii_word(text);
+    // Python allows a number glued to a keyword (`0xfor x`, `1if c else 2`).
+    let word_start_holds = lang != Lang::Python;
+    if is_named {
+        let identifier = wordlike && kind.ends_with("identifier");
+        return Some(Literal {
+            text: text.to_owned(),
+            word_start: identifier && word_start_holds,
+            word_end: identifier,
+        });
+    }
+    // Anonymous: only keywords (whose kind is their own text) are worth and safe to require.
+    (wordlike && text.len() >= 2 && kind == text).then(|| Literal {
+        text: text.to_owned(),
+        word_start: word_start_holds,
+        word_end: true,
+    })
+}
+
+fn is_ascii_word(text: &str) -> bool {
+    let mut bytes = text.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+struct Finder {
+    finder: memmem::Finder<'static>,
+    word_start: bool,
+    word_end: bool,
+}
+
+impl Finder {
+    fn new(lit: &Literal) -> Self {
+        Self {
+            finder: memmem::Finder::new(lit.text.as_bytes()).into_owned(),
+            word_start: lit.word_start,
+            word_end: lit.word_end,
+        }
+    }
+
+    fn occurs_in(&self, haystack: &[u8]) -> bool {
+        let len = self.finder.needle().len();
+        let mut from = 0;
+        while let Some(found) = self.finder.find(&haystack[from..]) {
+            let start = from + found;
+            let end = start + len;
+            let start_ok = !self.word_start
+                || start == 0
+                || !(haystack[start - 1].is_ascii_alphabetic() || haystack[start - 1] == b'_');
+            let end_ok = !self.word_end
+                || haystack
+                    .get(end)
+                    .is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_'));
+            if start_ok && end_ok {
+                return true;
+            }
+            from = start + 1;
+        }
+        false
+    }
+}
+
+/// Decides, from a file's bytes alone, which ops may match it.
+///
+/// One alternative per op: the op may match only if every one of its literals occurs. An op
+/// without literals may match any file.
+pub(crate) struct Prefilter {
+    alternatives: Vec<Vec<Finder>>,
+}
+
+impl Prefilter {
+    /// `literals[i]` are the literals of the i-th op of one language.
+    pub fn new(literals: Vec<Vec<Literal>>) -> Self {
+        Self {
+            alternatives: literals
+                .iter()
+                .map(|lits| lits.iter().map(Finder::new).collect())
+                .collect(),
+        }
+    }
+
+    /// Whether op `i` (in this language's order) may match a file with these bytes.
+    pub fn op_may_match(&self, i: usize, haystack: &[u8]) -> bool {
+        self.alternatives
+            .get(i)
+            .is_none_or(|finders| finders.iter().all(|f| f.occurs_in(haystack)))
+    }
+
+    /// Whether any op may match.
+    #[cfg(test)]
+    pub fn may_match(&self, haystack: &[u8]) -> bool {
+        (0..self.alternatives.len()).any(|i| self.op_may_match(i, haystack))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lits(pat: &str, lang: Lang) -> Vec<(String, bool, bool)> {
+        let pattern = Pattern::try_new(pat, lang.support_lang()).unwrap();
+        required_literals(&pattern, lang)
+            .into_iter()
+            .map(|l| (l.text, l.word_start, l.word_end))
+            .collect()
+    }
+
+    fn texts(pat: &str, lang: Lang) -> Vec<String> {
+        lits(pat, lang).into_iter().map(|l| l.0).collect()
+    }
+
+    #[test]
+    fn identifiers_and_keywords_are_required_punctuation_is_not() {
+        assert_eq!(texts("$X.unwrap()", Lang::Rust), ["unwrap"]);
+        assert_eq!(texts("Arc::new($A)", Lang::Rust), ["Arc", "new"]);
+        assert_eq!(texts("match $E { $$$ARMS }", Lang::Rust), ["match"]);
+        assert_eq!(
+            texts("zzqq_nonexistent($A)", Lang::Rust),
+            ["zzqq_nonexistent"]
+        );
+        assert_eq!(texts("$A", Lang::Rust), Vec::<String>::new());
+        assert_eq!(texts("$A + $B", Lang::Rust), Vec::<String>::new());
+        assert_eq!(
+            texts("console.log($$$A)", Lang::JavaScript),
+            ["console", "log"]
+        );
+        assert_eq!(texts("def $F($$$A): $$$B", Lang::Python), ["def"]);
+        assert_eq!(
+            texts("if err != nil { return $$$R }", Lang::Go),
+            ["return", "err", "nil", "if"]
+        );
+    }
+
+    #[test]
+    fn string_contents_are_required_without_word_boundaries() {
+        let found = lits("foo(\"a b\")", Lang::Rust);
+        assert!(
+            found.contains(&("a b".to_owned(), false, false)),
+            "{found:?}"
+        );
+        assert!(found.contains(&("foo".to_owned(), true, true)), "{found:?}");
+    }
+
+    #[test]
+    fn python_identifiers_need_no_word_start() {
+        assert_eq!(
+            lits("print($A)", Lang::Python),
+            [("print".to_owned(), false, true)]
+        );
+    }
+
+    fn filter(pat: &str, lang: Lang) -> Prefilter {
+        let pattern = Pattern::try_new(pat, lang.support_lang()).unwrap();
+        Prefilter::new(vec![required_literals(&pattern, lang)])
+    }
+
+    #[test]
+    fn word_boundaries_are_checked_on_every_occurrence() {
+        let f = filter("$X.unwrap()", Lang::Rust);
+        assert!(!f.may_match(b"x.unwrap_or(1); try_unwrap(y)"));
+        assert!(f.may_match(b"x.unwrap_or(1); y.unwrap()"));
+        assert!(f.may_match(b"unwrap"));
+        assert!(f.may_match(b"x.\n  unwrap ()"));
+        // A digit before is allowed: only letters and `_` are glued into identifiers.
+        assert!(f.may_match(b"1unwrap"));
+        // Non-ASCII neighbours are not judged.
+        assert!(f.may_match("é unwrapé".as_bytes()));
+        assert!(!f.may_match(b""));
+    }
+
+    #[test]
+    fn a_pattern_without_literals_lets_everything_through() {
+        let f = filter("$A", Lang::Rust);
+        assert!(f.may_match(b""));
+        assert!(f.may_match(b"anything"));
+    }
+}

@@ -1,0 +1,605 @@
+//! Planning a rewrite: every op's replacements in every file, merged, checked, and capped.
+//!
+//! Each file is parsed once; every op runs against that original tree (so one op never sees
+//! another's output) with the non-reentrant traversal of ast-grep's `replace_all` and of the
+//! CLI's `--update-all`, and the edits are merged in source order. Edits of two ops that
+//! overlap are refused here, at preview time. Files with syntax errors are rewritten like the
+//! CLI rewrites them, and listed.
+//!
+//! Only what apply and the preview need is kept per changed file: the new contents, the
+//! fingerprint of what was read, and the replaced text (from which the original can be
+//! rebuilt for a diff) — never a copy of every original.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use super::matching::{for_each_match, has_syntax_error, parse};
+use super::pattern::shorten;
+use super::walk::{Candidate, Skipped, WalkOptions, walk};
+use super::{CompiledOps, Control, EngineError, Fingerprint, Lang, Op, Scope};
+
+/// What to rewrite: the ops, the language and the cap.
+///
+/// ```
+/// use xcsh_tools::engine::{EditRequest, Op};
+///
+/// let request = EditRequest {
+///     ops: vec![Op::new("$A == None", "$A is None")],
+///     limit: Some(100),
+///     ..EditRequest::default()
+/// };
+/// assert!(request.lang.is_none()); // inferred per file
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct EditRequest {
+    /// At least one op; patterns must be non-empty, valid and distinct.
+    pub ops: Vec<Op>,
+    /// The language of every pattern and file; `None` infers it from each file's extension.
+    pub lang: Option<Lang>,
+    /// Keep at most this many replacements (≥ 1): the first ones in path order.
+    pub limit: Option<usize>,
+    /// Limits of the walk.
+    pub walk: WalkOptions,
+}
+
+/// One replacement in a [`FileEdit`]. Its texts are read through the file:
+/// [`FileEdit::before`] and [`FileEdit::after`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replacement {
+    /// Index of the op that made it (`ops[op]`).
+    pub op: usize,
+    /// 1-based line of its start in the original.
+    pub line: usize,
+    /// 1-based column (in characters) of its start in the original.
+    pub column: usize,
+    /// Byte range replaced in the original.
+    pub range: Range<usize>,
+    /// Byte range of the replacement text in [`FileEdit::new_contents`].
+    pub new_range: Range<usize>,
+    /// Where its original text starts in `FileEdit::removed`.
+    removed_at: usize,
+}
+
+/// The planned change to one file.
+#[derive(Clone, Debug)]
+pub struct FileEdit {
+    /// Absolute path (inside the workspace root).
+    pub path: PathBuf,
+    /// Root-relative path with `/` separators, for messages and diffs.
+    pub display: String,
+    /// The language it was parsed as.
+    pub lang: Lang,
+    /// Fingerprint of the contents that were read (and that apply must still find).
+    pub fingerprint: Fingerprint,
+    /// The contents after every replacement.
+    pub new_contents: String,
+    /// The replacements, in source order.
+    pub replacements: Vec<Replacement>,
+    /// The original text of every replacement, concatenated in order: with `new_contents` it
+    /// rebuilds the original without keeping it whole.
+    removed: String,
+    sort_key: PathBuf,
+}
+
+impl FileEdit {
+    /// The original text that `r` replaces.
+    ///
+    /// # Panics
+    /// If `r` is not one of this file's replacements.
+    pub fn before(&self, r: &Replacement) -> &str {
+        &self.removed[r.removed_at..r.removed_at + r.range.len()]
+    }
+
+    /// The text `r` puts in its place.
+    ///
+    /// # Panics
+    /// If `r` is not one of this file's replacements.
+    pub fn after(&self, r: &Replacement) -> &str {
+        &self.new_contents[r.new_range.clone()]
+    }
+
+    /// The contents as they were read, rebuilt from the new contents and the replaced text.
+    pub fn original(&self) -> String {
+        let delta: isize = self
+            .replacements
+            .iter()
+            .map(|r| r.range.len() as isize - r.new_range.len() as isize)
+            .sum();
+        let mut out =
+            String::with_capacity((self.new_contents.len() as isize + delta).max(0) as usize);
+        let mut at = 0;
+        for r in &self.replacements {
+            out.push_str(&self.new_contents[at..r.new_range.start]);
+            out.push_str(self.before(r));
+            at = r.new_range.end;
+        }
+        out.push_str(&self.new_contents[at..]);
+        out
+    }
+
+    /// Keeps only the first `n` replacements, rebuilding the new contents.
+    fn truncate(&mut self, n: usize) {
+        if n >= self.replacements.len() {
+            return;
+        }
+        let original = self.original();
+        let edits: Vec<RawEdit> = self
+            .replacements
+            .iter()
+            .take(n)
+            .map(|r| RawEdit {
+                op: r.op,
+                range: r.range.clone(),
+                text: self.after(r).to_owned(),
+            })
+            .collect();
+        let rebuilt = build(&original, edits);
+        self.new_contents = rebuilt.new_contents;
+        self.replacements = rebuilt.replacements;
+        self.removed = rebuilt.removed;
+    }
+}
+
+/// Totals of a plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditTotals {
+    /// Source files looked at (of a supported language, under the scope).
+    pub files_scanned: usize,
+    /// Of those, files parsed (the others could not contain a match).
+    pub files_parsed: usize,
+    /// Files in the plan.
+    pub files_changed: usize,
+    /// Replacements in the plan.
+    pub replacements: usize,
+    /// Replacements found in all, before the limit.
+    pub replacements_found: usize,
+    /// Matches whose rewrite equals the matched code: not counted as replacements.
+    pub identical: usize,
+}
+
+/// Reported when the limit cut replacements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LimitReport {
+    /// The limit asked for.
+    pub limit: usize,
+    /// Replacements found in all.
+    pub found: usize,
+}
+
+/// The result of [`plan_edits`]: what would change, file by file, sorted by path.
+#[derive(Clone, Debug, Default)]
+pub struct EditPlan {
+    /// Changed files, sorted by path; each has at least one replacement.
+    pub files: Vec<FileEdit>,
+    /// Parsed files with syntax errors, sorted. They are rewritten all the same (the CLI
+    /// does too), but a match inside broken code may be missing or odd: worth a look.
+    pub parse_errors: Vec<String>,
+    /// Files not searched, by reason.
+    pub skipped: Skipped,
+    /// Counts.
+    pub totals: EditTotals,
+    /// `Some` when the limit cut replacements.
+    pub limit: Option<LimitReport>,
+    /// Things the caller should know (e.g. an op not valid in some inferred language).
+    pub warnings: Vec<String>,
+}
+
+/// An edit before it is spliced in.
+struct RawEdit {
+    op: usize,
+    range: Range<usize>,
+    text: String,
+}
+
+struct Built {
+    new_contents: String,
+    replacements: Vec<Replacement>,
+    removed: String,
+}
+
+/// Splices sorted, non-overlapping `edits` into `src`, recording where each one lands.
+fn build(src: &str, edits: Vec<RawEdit>) -> Built {
+    let grown: usize = edits.iter().map(|e| e.text.len()).sum();
+    let mut new_contents = String::with_capacity(src.len() + grown);
+    let mut removed = String::new();
+    let mut replacements = Vec::with_capacity(edits.len());
+    let mut lines = LineCounter::new(src);
+    let mut at = 0;
+    for edit in edits {
+        new_contents.push_str(&src[at..edit.range.start]);
+        let (line, column) = lines.position(edit.range.start);
+        let removed_at = removed.len();
+        removed.push_str(&src[edit.range.clone()]);
+        let start = new_contents.len();
+        new_contents.push_str(&edit.text);
+        replacements.push(Replacement {
+            op: edit.op,
+            line,
+            column,
+            range: edit.range.clone(),
+            new_range: start..new_contents.len(),
+            removed_at,
+        });
+        at = edit.range.end;
+    }
+    new_contents.push_str(&src[at..]);
+    removed.shrink_to_fit();
+    Built {
+        new_contents,
+        replacements,
+        removed,
+    }
+}
+
+/// 1-based line and character column of byte offsets visited in increasing order.
+pub(crate) struct LineCounter<'a> {
+    src: &'a str,
+    at: usize,
+    line: usize,
+    line_start: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    pub(crate) fn new(src: &'a str) -> Self {
+        Self {
+            src,
+            at: 0,
+            line: 1,
+            line_start: 0,
+        }
+    }
+
+    pub(crate) fn position(&mut self, offset: usize) -> (usize, usize) {
+        if offset < self.at {
+            // Not increasing (nested search matches): start over.
+            *self = Self::new(self.src);
+        }
+        let bytes = &self.src.as_bytes()[self.at..offset];
+        for nl in memchr::memchr_iter(b'\n', bytes) {
+            self.line += 1;
+            self.line_start = self.at + nl + 1;
+        }
+        self.at = offset;
+        let column = self.src[self.line_start..offset].chars().count() + 1;
+        (self.line, column)
+    }
+}
+
+enum Outcome {
+    NoChange,
+    Changed(FileEdit),
+}
+
+struct FileResult {
+    sort_key: PathBuf,
+    display: String,
+    has_error: bool,
+    outcome: Result<Outcome, EngineError>,
+    identical: usize,
+}
+
+fn rewrite_file(c: Candidate<'_>) -> FileResult {
+    let mut result = FileResult {
+        sort_key: c.sort_key.clone(),
+        display: c.display.clone(),
+        has_error: false,
+        outcome: Ok(Outcome::NoChange),
+        identical: 0,
+    };
+    let Some(root) = parse(&c.text, c.lang) else {
+        result.has_error = true;
+        return result;
+    };
+    result.has_error = has_syntax_error(&root);
+
+    let mut edits = Vec::new();
+    for &i in &c.may_match {
+        let op = &c.ops.ops[i];
+        let Some(fix) = &op.fix else { continue };
+        for_each_match(&root, &op.pattern, false, |m| {
+            let edit = m.make_edit(&op.pattern, fix);
+            let range = edit.position..edit.position + edit.deleted_length;
+            let text = String::from_utf8(edit.inserted_text)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            if c.text.get(range.clone()) == Some(text.as_str()) {
+                result.identical += 1;
+            } else {
+                edits.push(RawEdit {
+                    op: op.index,
+                    range,
+                    text,
+                });
+            }
+        });
+    }
+    drop(root);
+    if edits.is_empty() {
+        return result;
+    }
+    edits.sort_by_key(|e| (e.range.start, e.range.end, e.op));
+    if let Some(err) = find_overlap(&c.text, &c.display, &edits) {
+        result.outcome = Err(err);
+        return result;
+    }
+    let fingerprint = Fingerprint::of(c.text.as_bytes());
+    let built = build(&c.text, edits);
+    result.outcome = Ok(Outcome::Changed(FileEdit {
+        path: c.path,
+        display: c.display,
+        lang: c.lang,
+        fingerprint,
+        new_contents: built.new_contents,
+        replacements: built.replacements,
+        removed: built.removed,
+        sort_key: c.sort_key,
+    }));
+    result
+}
+
+/// The first pair of edits (sorted by start) from two ops that overlap, as an error.
+fn find_overlap(src: &str, display: &str, edits: &[RawEdit]) -> Option<EngineError> {
+    let mut reach: Option<(usize, usize, usize)> = None; // (start, end, op) reaching furthest
+    for edit in edits {
+        if let Some((start, end, op)) = reach {
+            if edit.range.start < end || edit.range.start == start {
+                let (line, _) = LineCounter::new(src).position(edit.range.start);
+                let snippet = src[edit.range.start..].lines().next().unwrap_or_default();
+                let (first, second) = if op <= edit.op {
+                    (op, edit.op)
+                } else {
+                    (edit.op, op)
+                };
+                return Some(EngineError::Overlap {
+                    file: display.to_owned(),
+                    line,
+                    first,
+                    second,
+                    snippet: shorten(snippet.trim_end(), 40),
+                });
+            }
+        }
+        if reach.is_none_or(|(_, end, _)| edit.range.end > end) {
+            reach = Some((edit.range.start, edit.range.end, edit.op));
+        }
+    }
+    None
+}
+
+/// Results gathered from the walker's threads, capped by the limit as they arrive so that a
+/// small limit over a large tree does not hold every file.
+struct Collector {
+    limit: Option<usize>,
+    files: BTreeMap<PathBuf, FileEdit>,
+    kept: usize,
+    found: usize,
+    identical: usize,
+    parse_errors: Vec<(PathBuf, String)>,
+    overlaps: Vec<(PathBuf, EngineError)>,
+}
+
+impl Collector {
+    fn add(&mut self, result: FileResult) {
+        self.identical += result.identical;
+        if result.has_error {
+            self.parse_errors
+                .push((result.sort_key.clone(), result.display.clone()));
+        }
+        let file = match result.outcome {
+            Err(err) => {
+                self.overlaps.push((result.sort_key, err));
+                return;
+            }
+            Ok(Outcome::NoChange) => return,
+            Ok(Outcome::Changed(file)) => file,
+        };
+        let n = file.replacements.len();
+        self.found += n;
+        self.kept += n;
+        self.files.insert(file.sort_key.clone(), file);
+        if let Some(limit) = self.limit {
+            // Drop files from the end of the path order while the rest still reach the limit.
+            while let Some(last) = self
+                .files
+                .last_key_value()
+                .map(|(_, f)| f.replacements.len())
+            {
+                if self.kept - last < limit {
+                    break;
+                }
+                self.files.pop_last();
+                self.kept -= last;
+            }
+        }
+    }
+}
+
+/// Plans the rewrite of `request.ops` over `scope`: reads and parses files, changes nothing.
+///
+/// Errors: invalid ops or language (named by field), a path outside the workspace, overlapping
+/// replacements of two ops (the first file in path order is named), too many files,
+/// cancellation.
+///
+/// ```
+/// use xcsh_tools::engine::{self, Control, EditRequest, Lang, Op, Scope};
+/// use xcsh_tools::workspace::Workspace;
+///
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("a.py"), "if x == None:\n    pass\n")?;
+/// std::fs::write(dir.path().join("b.py"), "y = z == None\n")?;
+/// let ws = Workspace::new(dir.path())?;
+///
+/// let request = EditRequest {
+///     ops: vec![Op::new("$A == None", "$A is None")],
+///     limit: Some(1),
+///     ..EditRequest::default()
+/// };
+/// let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())?;
+/// assert_eq!(plan.files.len(), 1);
+/// assert_eq!(plan.files[0].display, "a.py");
+/// let r = &plan.files[0].replacements[0];
+/// assert_eq!((r.line, r.column), (1, 4));
+/// assert_eq!(plan.files[0].before(r), "x == None");
+/// assert_eq!(plan.files[0].after(r), "x is None");
+/// assert_eq!(plan.limit.map(|l| l.found), Some(2));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn plan_edits(
+    scope: &Scope<'_>,
+    request: &EditRequest,
+    ctl: &Control<'_>,
+) -> Result<EditPlan, EngineError> {
+    if let Some(0) = request.limit {
+        return Err(EngineError::InvalidLimit { given: 0 });
+    }
+    let ops = CompiledOps::for_edit(&request.ops, request.lang)?;
+    plan_compiled(scope, &ops, request.limit, &request.walk, ctl)
+}
+
+/// [`plan_edits`] with ops compiled beforehand.
+pub(crate) fn plan_compiled(
+    scope: &Scope<'_>,
+    ops: &CompiledOps,
+    limit: Option<usize>,
+    walk_opts: &WalkOptions,
+    ctl: &Control<'_>,
+) -> Result<EditPlan, EngineError> {
+    let collector = Mutex::new(Collector {
+        limit,
+        files: BTreeMap::new(),
+        kept: 0,
+        found: 0,
+        identical: 0,
+        parse_errors: Vec::new(),
+        overlaps: Vec::new(),
+    });
+    let visit = |c: Candidate<'_>| {
+        let result = rewrite_file(c);
+        let changed = matches!(result.outcome, Ok(Outcome::Changed(_)));
+        collector
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(result);
+        changed
+    };
+    let report = walk(scope, ops, walk_opts, ctl, &visit)?;
+    let mut collected = collector.into_inner().unwrap_or_else(|p| p.into_inner());
+
+    collected.overlaps.sort_by(|a, b| a.0.cmp(&b.0));
+    if let Some((_, err)) = collected.overlaps.into_iter().next() {
+        return Err(err);
+    }
+    collected.parse_errors.sort();
+
+    let mut files: Vec<FileEdit> = collected.files.into_values().collect();
+    let mut limit_report = None;
+    if let Some(limit) = limit {
+        if collected.found > limit {
+            let mut left = limit;
+            files.retain_mut(|file| {
+                if left == 0 {
+                    return false;
+                }
+                file.truncate(left);
+                left -= file.replacements.len();
+                true
+            });
+            limit_report = Some(LimitReport {
+                limit,
+                found: collected.found,
+            });
+        }
+    }
+    let replacements = files.iter().map(|f| f.replacements.len()).sum();
+    Ok(EditPlan {
+        totals: EditTotals {
+            files_scanned: report.files_scanned,
+            files_parsed: report.files_parsed,
+            files_changed: files.len(),
+            replacements,
+            replacements_found: collected.found,
+            identical: collected.identical,
+        },
+        files,
+        parse_errors: collected.parse_errors.into_iter().map(|(_, d)| d).collect(),
+        skipped: report.skipped,
+        limit: limit_report,
+        warnings: report.warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(op: usize, range: Range<usize>, text: &str) -> RawEdit {
+        RawEdit {
+            op,
+            range,
+            text: text.to_owned(),
+        }
+    }
+
+    #[test]
+    fn build_records_positions_and_rebuilds_the_original() {
+        let src = "ab\r\ncdé fg\nhi";
+        let edits = vec![
+            edit(0, 0..2, "X"),
+            edit(1, 9..11, "YYY"),
+            edit(0, 12..14, ""),
+        ];
+        let built = build(src, edits);
+        assert_eq!(built.new_contents, "X\r\ncdé YYY\n");
+        let file = FileEdit {
+            path: PathBuf::new(),
+            display: String::new(),
+            lang: Lang::Rust,
+            fingerprint: Fingerprint::of(src),
+            new_contents: built.new_contents,
+            replacements: built.replacements,
+            removed: built.removed,
+            sort_key: PathBuf::new(),
+        };
+        let positions: Vec<_> = file
+            .replacements
+            .iter()
+            .map(|r| (r.line, r.column))
+            .collect();
+        assert_eq!(positions, [(1, 1), (2, 5), (3, 1)]);
+        let texts: Vec<_> = file
+            .replacements
+            .iter()
+            .map(|r| (file.before(r), file.after(r)))
+            .collect();
+        assert_eq!(texts, [("ab", "X"), ("fg", "YYY"), ("hi", "")]);
+        assert_eq!(file.original(), src);
+
+        let mut cut = file.clone();
+        cut.truncate(2);
+        assert_eq!(cut.new_contents, "X\r\ncdé YYY\nhi");
+        assert_eq!(cut.original(), src);
+        assert_eq!(cut.replacements.len(), 2);
+    }
+
+    #[test]
+    fn overlaps_between_ops_are_found() {
+        let src = "foo(bar(1))\n";
+        let disjoint = [edit(0, 0..3, "x"), edit(1, 4..10, "y")];
+        assert!(find_overlap(src, "a.rs", &disjoint).is_none());
+        let nested = [edit(0, 0..11, "x"), edit(1, 4..10, "y")];
+        let err = find_overlap(src, "a.rs", &nested).unwrap().to_string();
+        assert!(
+            err.starts_with("a.rs:1: ops[0] and ops[1] both match overlapping code (`bar(1))`)"),
+            "{err}"
+        );
+        let same_start = [edit(1, 0..3, "x"), edit(0, 0..11, "y")];
+        assert!(find_overlap(src, "a.rs", &same_start).is_some());
+        // Adjacent is fine.
+        let adjacent = [edit(0, 0..4, "x"), edit(1, 4..11, "y")];
+        assert!(find_overlap(src, "a.rs", &adjacent).is_none());
+    }
+}
