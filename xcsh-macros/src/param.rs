@@ -1,0 +1,81 @@
+//! `#[tool_param]`: derives what a type needs to be a tool parameter (`Deserialize`,
+//! `JsonSchema`, optionally `Serialize`) through the facade, so enums and nested structs
+//! used as parameter types need no serde or schemars dependency either.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::Item;
+
+use crate::args::{self, Args, KeySpec, Kind, Value};
+use crate::errors::Errors;
+use crate::krate::Paths;
+use crate::tool;
+
+const KEYS: &[KeySpec] = &[
+    KeySpec {
+        name: "serialize",
+        kind: Kind::Flag,
+        example: "write `serialize` to derive `Serialize` as well (for `#[pending(details)]`)",
+    },
+    KeySpec {
+        name: "crate",
+        kind: Kind::StrOrPath,
+        example: "`crate = my_facade` (a crate re-exporting xcsh, with its `__private` module)",
+    },
+];
+
+pub(crate) fn expand(
+    attr: TokenStream,
+    item: TokenStream,
+    default_paths: Option<Paths>,
+) -> TokenStream {
+    let mut errors = Errors::new();
+    let args = Args::new(args::parse(attr, KEYS, &mut errors));
+    let paths = match args.value("crate") {
+        Some(Value::Path(path)) => Paths::from_override(path),
+        Some(Value::Str(lit)) => match lit.parse::<syn::Path>() {
+            Ok(path) => Paths::from_override(&path),
+            Err(_) => {
+                errors.spanned(lit, "`crate` expects a path such as `::my_facade`");
+                Paths::discover()
+            }
+        },
+        _ => default_paths.unwrap_or_else(Paths::discover),
+    };
+    let output = match syn::parse2::<Item>(item.clone()) {
+        Ok(Item::Struct(s)) => {
+            tool::check_no_manual_derives(&s.attrs, &mut errors);
+            with_derives(&paths, &args, quote!(#s))
+        }
+        Ok(Item::Enum(e)) => {
+            tool::check_no_manual_derives(&e.attrs, &mut errors);
+            with_derives(&paths, &args, quote!(#e))
+        }
+        Ok(other) => {
+            errors.spanned(
+                crate::item_keyword(&other),
+                "#[tool_param] goes on a struct or an enum used as a tool parameter type",
+            );
+            item
+        }
+        Err(error) => {
+            errors.push(error);
+            item
+        }
+    };
+    let errors = errors.finish();
+    quote!(#output #errors)
+}
+
+fn with_derives(paths: &Paths, args: &Args, item: TokenStream) -> TokenStream {
+    let derive = tool::derive_attrs(paths);
+    let serialize = args.flag("serialize").is_some_and(|(v, _)| v).then(|| {
+        let serde = &paths.serde;
+        quote!(#[derive(#serde::Serialize)])
+    });
+    quote! {
+        #derive
+        #serialize
+        #item
+    }
+}

@@ -1,0 +1,107 @@
+//! `#[custom_tool]` on a struct: the fields are the parameters, an inherent
+//! `async fn execute(self, ctx: &ToolContext) -> R` runs the tool.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::{Fields, Ident, ItemStruct};
+
+use crate::errors::Errors;
+use crate::krate::Paths;
+use crate::probe::Probe;
+use crate::tool::{self, Form};
+
+pub(crate) fn expand(
+    attr: TokenStream,
+    item: ItemStruct,
+    default_paths: Option<Paths>,
+    errors: &mut Errors,
+) -> TokenStream {
+    let target = &item.ident;
+    let mut fatal = false;
+    if !item.generics.params.is_empty() {
+        errors.spanned(
+            &item.generics,
+            format!(
+                "#[custom_tool] structs cannot be generic: a tool has one name and one parameter schema\nuse concrete field types (or a type alias: `type Ids = Vec<u64>;`) in `{target}`"
+            ),
+        );
+        fatal = true;
+    }
+    match &item.fields {
+        Fields::Named(_) => {}
+        Fields::Unnamed(fields) => {
+            errors.spanned(
+                fields,
+                "a tool's parameters are a JSON object, so #[custom_tool] needs named fields: `struct Tool { path: String }`",
+            );
+            fatal = true;
+        }
+        Fields::Unit => {
+            errors.spanned(
+                target,
+                format!(
+                    "a unit struct has no parameter object: write `struct {target} {{}}` for a tool without parameters"
+                ),
+            );
+            fatal = true;
+        }
+    }
+    tool::check_no_manual_derives(&item.attrs, errors);
+    let config = tool::parse_config(
+        attr,
+        Form::Struct,
+        target,
+        &item.attrs,
+        default_paths,
+        errors,
+    );
+    if fatal {
+        return quote!(#item);
+    }
+
+    let core = &config.paths.core;
+    let ctx = Ident::new("ctx", Span::mixed_site());
+    let this = Ident::new("this", Span::mixed_site());
+    let future = Ident::new("future", Span::mixed_site());
+    let span = target.span();
+    // `<T>::execute` prefers an inherent method; when there is none it finds the probe below,
+    // whose unmet bound carries a readable diagnostic. (Inside `impl CustomTool` it would
+    // find the trait's own `execute` and recurse, so the call lives in a free function.)
+    let convert = quote_spanned!(span=> __XcshToolOutput::__into_tool_result(#future.await));
+    let returns = quote_spanned!(span=>
+        impl ::core::future::Future<
+            Output = ::core::result::Result<#core::AgentToolResult, #core::ToolError>,
+        > + ::core::marker::Send
+    );
+    let output = tool::output_helper(core, "execute");
+    let method = Ident::new("execute", span);
+    let (probe, is_async) = Probe {
+        tag: "Execute",
+        target,
+        method: &method,
+        receiver: quote!(self),
+        arg: quote!(&'a #core::ToolContext),
+        signature: "async fn execute(self, ctx: &ToolContext)".into(),
+        attribute: "#[custom_tool]",
+        returns: "Result<String, ToolError>",
+    }
+    .items();
+    let call = quote_spanned!(span=> #is_async(<#target>::#method(#this, #ctx)));
+    let helpers = quote! {
+        #probe
+        #output
+
+        fn __xcsh_execute(#this: #target, #ctx: &#core::ToolContext) -> #returns {
+            let #future = #call;
+            async move { #convert }
+        }
+    };
+    let body = quote!(__xcsh_execute(self, #ctx));
+    let derive = tool::derive_attrs(&config.paths);
+    let tool_impl = tool::expand_impl(target, &config, &ctx, helpers, body);
+    quote! {
+        #derive
+        #item
+        #tool_impl
+    }
+}
