@@ -81,6 +81,9 @@ impl ToolMeta {
 /// | Bedrock | `{toolSpec: {name, description, inputSchema: {json}}}`; an empty description is left out (Bedrock's minimum length is 1) |
 /// | MCP | `{name, title?, description, inputSchema, annotations?}` |
 ///
+/// A root `description` equal to the tool's description is left out of the schema: it is
+/// the same doc comment, and would be sent twice.
+///
 /// ```
 /// use serde_json::json;
 /// use xcsh_core::dialect::{Dialect, ToolMeta, tool_definition};
@@ -100,7 +103,13 @@ pub fn tool_definition(
     meta: &ToolMeta,
     lowered: &JsonObject,
 ) -> Value {
-    let schema = Value::Object(lowered.clone());
+    let mut schema = lowered.clone();
+    // The parameter type's doc comment is usually the tool's description too (the macro
+    // takes it from there): sending it twice costs tokens on every request.
+    if schema.get("description").and_then(Value::as_str) == Some(meta.description.as_str()) {
+        schema.remove("description");
+    }
+    let schema = Value::Object(schema);
     let description = meta.description.as_str();
     match dialect {
         Dialect::Anthropic => json!({

@@ -920,7 +920,10 @@ impl Lowerer<'_> {
     fn lower_root(&mut self, schema: &JsonObject) -> Result<JsonObject, LowerError> {
         let path = FieldPath::root();
         let raw = self.root_shape(schema, &path)?;
+        // The root is being inlined from here on: a `$ref: "#"` inside it is a cycle.
+        self.stack.push("#".into());
         let lowered = self.lower_map(&raw, &path, 0)?;
+        self.stack.pop();
         let Value::Object(mut out) = lowered else {
             // `lower_map` returns an object for an object input; keep the compiler honest.
             return Err(self.err(&path, LowerErrorKind::RootUnion));
@@ -1296,16 +1299,29 @@ impl Lowerer<'_> {
                     let Value::Object(map) = value else {
                         return Err(malformed(self, k, "an object"));
                     };
-                    let mut lowered = Map::new();
-                    for (name, sub) in map {
+                    // Lower in a fixed order (required ones as declared, then the rest by
+                    // name) so the first error reported does not depend on serde_json's
+                    // map order; the output keeps the input's order.
+                    let mut done: HashMap<&str, Value> = HashMap::with_capacity(map.len());
+                    for name in canonical_order(map, &required_names(schema)) {
                         let child = match k {
-                            "properties" => path.with(PathSegment::Field(name.clone())),
+                            "properties" => path.with(PathSegment::Field(name.to_owned())),
                             "patternProperties" => path.with(PathSegment::MapValue),
                             _ => path.clone(),
                         };
-                        lowered.insert(name.clone(), self.lower(sub, &child, depth + 1)?);
+                        if let Some(sub) = map.get(name) {
+                            let lowered = self.lower(sub, &child, depth + 1)?;
+                            if self.gemini() && k == "properties" && is_null_only(&lowered) {
+                                return Err(self.err(&child, LowerErrorKind::AlwaysNull));
+                            }
+                            done.insert(name, lowered);
+                        }
                     }
-                    Value::Object(lowered)
+                    Value::Object(
+                        map.keys()
+                            .filter_map(|name| Some((name.clone(), done.remove(name.as_str())?)))
+                            .collect(),
+                    )
                 }
                 "allOf" | "anyOf" | "oneOf" => {
                     let Value::Array(items) = value else {
@@ -1423,18 +1439,26 @@ impl Lowerer<'_> {
         if notes.is_empty() {
             return;
         }
-        let joined = notes.join(" ");
-        let text = match out.get("description") {
-            Some(Value::String(d)) if !d.is_empty() => {
-                let sep = if d.ends_with(['.', '!', '?', ':']) {
-                    " "
-                } else {
-                    ". "
-                };
-                format!("{d}{sep}{joined}")
-            }
-            _ => joined,
+        let mut text = match out.get("description") {
+            Some(Value::String(d)) => d.clone(),
+            _ => String::new(),
         };
+        for note in notes {
+            // A note that starts a new line (a Markdown list item) goes on as it is; a
+            // sentence follows the previous one after a space.
+            let item = note.starts_with('\n');
+            if !text.is_empty() && !item {
+                if !text.ends_with(['.', '!', '?', ':']) {
+                    text.push('.');
+                }
+                text.push(' ');
+            }
+            if text.is_empty() && item {
+                text.push_str(note.trim_start());
+            } else {
+                text.push_str(&note);
+            }
+        }
         out.insert("description".into(), Value::String(text));
     }
 
@@ -1622,9 +1646,8 @@ impl Lowerer<'_> {
             }
         }
 
-        if is_null_only(&Value::Object(out.clone())) {
-            return Err(self.err(path, LowerErrorKind::AlwaysNull));
-        }
+        // A `{"type": "null"}` left here is an `anyOf` branch (folded into `nullable` by the
+        // parent) or a field the parent refuses as AlwaysNull; either way not an error yet.
 
         let is_object = types_of(&out).is_some_and(|t| t.iter().any(|t| t == "object"))
             || out.contains_key("properties");
@@ -1704,6 +1727,26 @@ fn required_names(schema: &JsonObject) -> Vec<String> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// Property names in a fixed order: the required ones as listed, then the rest by name.
+fn canonical_order<'m>(properties: &'m JsonObject, required: &[String]) -> Vec<&'m str> {
+    let mut names: Vec<&str> = required
+        .iter()
+        .filter_map(|r| {
+            properties
+                .get_key_value(r.as_str())
+                .map(|(k, _)| k.as_str())
+        })
+        .collect();
+    let mut rest: Vec<&str> = properties
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !required.iter().any(|r| r == k))
+        .collect();
+    rest.sort_unstable();
+    names.extend(rest);
+    names
 }
 
 /// Strict mode's `required`: the originally required names first (declaration order, as
@@ -1872,15 +1915,14 @@ fn fold_string_enums(branches: &mut Vec<Value>, notes: &mut Vec<String>) {
                     .iter()
                     .filter_map(|v| v.as_str().map(|s| format!("`{s}`")))
                     .collect();
-                documented.push(format!("{}: {d}", names.join(", ")));
+                documented.push(format!("\n- {}: {d}", names.join(", ")));
             }
             values.extend(vals);
         }
         false
     });
-    if !documented.is_empty() {
-        notes.push(format!("Values: {}", documented.join("; ")));
-    }
+    // A Markdown list (Gemini descriptions may be Markdown) of the documented values.
+    notes.extend(documented);
     let merged = json!({"type": "string", "enum": values});
     let at = first_at.unwrap_or(0).min(branches.len());
     branches.insert(at, merged);

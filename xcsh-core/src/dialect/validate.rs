@@ -693,7 +693,7 @@ fn resolves(root: &Value, reference: &str) -> bool {
 
 /// The subschemas of a schema with their pointer suffixes. With `defs`, the schemas under
 /// `$defs`/`definitions` are included.
-fn subschemas<'a>(map: &'a Map<String, Value>, defs: bool) -> Vec<(String, &'a Value)> {
+fn subschemas(map: &Map<String, Value>, defs: bool) -> Vec<(String, &Value)> {
     let mut out = Vec::new();
     for (key, value) in map {
         let k = token(key);
@@ -738,11 +738,11 @@ fn subschemas<'a>(map: &'a Map<String, Value>, defs: bool) -> Vec<(String, &'a V
             | "not"
             | "if"
             | "then"
-            | "else" => {
-                // `additionalProperties: false` is a boolean, not a schema to walk.
-                if value.is_object() {
-                    out.push((format!("/{k}"), value));
-                }
+            // `additionalProperties: false` is a boolean, not a schema to walk.
+            | "else"
+                if value.is_object() =>
+            {
+                out.push((format!("/{k}"), value));
             }
             _ => {}
         }
