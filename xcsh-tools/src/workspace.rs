@@ -531,8 +531,10 @@ pub(crate) const TOKEN_LEN: usize = 16;
 /// edits.
 ///
 /// After a successful apply none remain; after a crash (SIGKILL, power loss) some may. Walkers
-/// should skip them, and they can be deleted once no apply is running. The pattern is
-/// `.{original name}.xcsh-tmp.{16 hex digits}` or `.{original name}.xcsh-bak.{16 hex digits}`.
+/// should skip them — a staging directory, too, with everything in it — and they can be
+/// deleted once no apply is running. The pattern is `.{original name}.xcsh-tmp.{16 hex
+/// digits}` (new content, or a new directory being built) or `.{original name}.xcsh-bak.{16
+/// hex digits}` (an original kept for rollback).
 ///
 /// ```
 /// use xcsh_tools::workspace::is_temp_artifact;

@@ -16,11 +16,14 @@
 //! * **Crash-safe.** If the process is killed at any moment (SIGKILL) — or the machine loses
 //!   power after the directories were synced — every file holds either its old content or
 //!   its new content in full, never a truncated or mixed one; a deleted file is either there
-//!   with its old content or gone; a renamed file is at exactly one of its two names. The
-//!   only other leftovers are temporary and backup files, whose names
-//!   [`is_temp_artifact`](crate::workspace::is_temp_artifact) recognises; a crash *between*
-//!   files can leave some files new and others old (no filesystem offers multi-file
-//!   transactions), which the backups next to them make recoverable.
+//!   with its old content or gone; a renamed file is at exactly one of its two names; a new
+//!   directory appears together with the new files in it, in one rename. Everything else
+//!   left behind is a temporary file, a backup, or a staging directory, whose names
+//!   [`is_temp_artifact`](crate::workspace::is_temp_artifact) recognises. Two limits: a
+//!   crash *between* files can leave some files new and others old (no filesystem offers
+//!   multi-file transactions; the backups beside them make it recoverable), and a rename
+//!   into a directory that did not exist may leave that new directory empty if the crash
+//!   falls between the directory appearing and the file moving in.
 //!
 //! Confinement: every path goes through [`Workspace::resolve`]; nothing outside the root is
 //! read or written. A symbolic link inside the root that leads to a file inside the root is
