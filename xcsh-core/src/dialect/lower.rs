@@ -333,7 +333,7 @@ pub enum LowerErrorKind {
 /// assert!(matches!(err.kind(), LowerErrorKind::Recursive { .. }));
 /// assert!(err.to_string().starts_with(
 ///     "tool `outline`: field `tree.children[]` is recursive (`Tree` contains itself), \
-///      which gemini cannot express (no $ref support)"
+///      which gemini cannot express (no $ref support"
 /// ));
 /// // Dialects with references keep the recursive definition instead.
 /// assert!(lower_schema(Dialect::Anthropic, &schema).is_ok());
@@ -1280,6 +1280,11 @@ impl Lowerer<'_> {
         path: &FieldPath,
         depth: usize,
     ) -> Result<Value, LowerError> {
+        // The outermost problem first: a map whose values are also inexpressible is reported
+        // as the map, which has to change anyway.
+        if self.strict() || self.gemini() {
+            self.refuse_map(schema, path)?;
+        }
         let malformed = |this: &Self, key: &str, what: &str| {
             this.err(
                 path,
@@ -1417,13 +1422,10 @@ impl Lowerer<'_> {
         };
         let pattern =
             matches!(out.get("patternProperties"), Some(Value::Object(m)) if !m.is_empty());
-        let is_object = types_of(out).is_some_and(|t| t.iter().any(|t| t == "object"));
-        // A nested `{type: object}` without `properties` accepts any object: a map too.
-        let undeclared = is_object
-            && !path.is_root()
-            && !out.contains_key("properties")
-            && out.get("additionalProperties") != Some(&Value::Bool(false));
-        if open_additional || pattern || undeclared {
+        // A bare `{type: object}` is what schemars writes for `struct Empty {}`; an object of
+        // anything (`serde_json::Map`) says `additionalProperties: true`. So the bare form
+        // is taken as an empty struct, not as a map.
+        if open_additional || pattern {
             return Err(self.err(path, LowerErrorKind::Map));
         }
         Ok(())

@@ -65,8 +65,11 @@ pub enum Dialect {
     /// Anthropic Messages API.
     Anthropic,
     /// OpenAI Chat Completions API.
+    // kebab-case alone would say `open-ai-chat`; the name is `openai-chat` everywhere.
+    #[serde(rename = "openai-chat")]
     OpenAiChat,
     /// OpenAI Responses API.
+    #[serde(rename = "openai-responses")]
     OpenAiResponses,
     /// Google Gemini `generateContent` API.
     Gemini,
