@@ -127,7 +127,9 @@ pub enum PathError {
         root: PathBuf,
     },
     /// The file system refused to tell us about a component of the path.
-    #[error("cannot inspect `{component}` while resolving path `{path}`: {source}")]
+    #[error(
+        "cannot inspect `{component}` while resolving path `{path}`: {source}; check that it is readable"
+    )]
     Io {
         /// The path as given.
         path: String,

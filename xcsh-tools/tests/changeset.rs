@@ -1129,3 +1129,57 @@ fn diff_notes_files_changed_on_disk_and_binary_content() {
         "{diff}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Concurrent writers
+
+#[test]
+fn a_file_changed_while_the_apply_prepares_is_caught_before_anything_is_visible() {
+    let probe = mixed_fixture();
+    let clean = FaultPlan::none();
+    mixed_changeset(&probe)
+        .apply_with_faults(&clean)
+        .expect("clean");
+    // Everything before the first backup is preparation: temp files and staging.
+    let first_commit = clean
+        .steps()
+        .iter()
+        .position(|s| s.contains("back up"))
+        .expect("backup step")
+        + 1;
+    assert!(first_commit > 5, "{:#?}", clean.steps());
+    for k in 1..first_commit {
+        let m = mixed_fixture();
+        let cs = mixed_changeset(&m);
+        let root = m.dir.path().to_path_buf();
+        let plan = FaultPlan::none().before_step(k, move || {
+            fs::write(root.join("src/b.rs"), "a concurrent edit\n").expect("write");
+            fs::remove_file(root.join("old.txt")).expect("rm");
+        });
+        let files = match cs.apply_with_faults(&plan) {
+            Err(ApplyError::Stale { files }) => files,
+            other => panic!("step {k}: expected stale, got {other:?}"),
+        };
+        let got: Vec<_> = files.iter().map(|f| (f.path.as_str(), &f.reason)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("src/b.rs", &StaleReason::Modified),
+                ("old.txt", &StaleReason::Deleted)
+            ],
+            "step {k}"
+        );
+        let mut expected = m.before.clone();
+        expected.remove(Path::new("old.txt"));
+        let b = expected.get_mut(Path::new("src/b.rs")).expect("b");
+        if let Node::File { bytes, .. } = b {
+            *bytes = b"a concurrent edit\n".to_vec();
+        }
+        assert_eq!(
+            snapshot(m.dir.path()),
+            expected,
+            "step {k}: {:#?}",
+            plan.steps()
+        );
+    }
+}

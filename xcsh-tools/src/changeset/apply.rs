@@ -459,7 +459,7 @@ impl Run<'_> {
             }
         }
         // A second, cheap look: the prepare phase may have taken a while.
-        let _ = cs.check_all(Some(snaps)).map_err(Stop::Stale)?;
+        cs.check_all(Some(snaps)).map_err(Stop::Stale)?;
 
         // Commit: each operation becomes visible in one atomic rename. New files in new
         // directories land in their stage first, the stages then appear whole, and renames

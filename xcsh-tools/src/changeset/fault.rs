@@ -2,6 +2,7 @@
 //! failure at every single step instead of hoping.
 
 use std::collections::BTreeSet;
+use std::fmt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -38,13 +39,32 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[doc(hidden)]
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct FaultPlan {
     fail: BTreeSet<usize>,
     crash_at: Option<usize>,
     no_hard_links: bool,
+    /// Code to run just before a step, to play a concurrent writer.
+    hooks: Vec<(usize, Hook)>,
     taken: AtomicUsize,
     log: Mutex<Vec<String>>,
+}
+
+type Hook = Box<dyn Fn() + Send + Sync>;
+
+impl fmt::Debug for FaultPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FaultPlan")
+            .field("fail", &self.fail)
+            .field("crash_at", &self.crash_at)
+            .field("no_hard_links", &self.no_hard_links)
+            .field(
+                "hooks_at",
+                &self.hooks.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .field("taken", &self.taken)
+            .finish()
+    }
 }
 
 /// What the plan says about the step about to run.
@@ -86,6 +106,13 @@ impl FaultPlan {
         self
     }
 
+    /// Runs `f` just before step `k` (whether or not that step then fails), to change the
+    /// files under an apply at a chosen moment, as another process could.
+    pub fn before_step(mut self, k: usize, f: impl Fn() + Send + Sync + 'static) -> Self {
+        self.hooks.push((k, Box::new(f)));
+        self
+    }
+
     /// How many steps were reached so far (including a failed or crashed one).
     pub fn steps_taken(&self) -> usize {
         self.taken.load(Ordering::SeqCst)
@@ -105,6 +132,9 @@ impl FaultPlan {
         let k = self.taken.fetch_add(1, Ordering::SeqCst) + 1;
         if let Ok(mut log) = self.log.lock() {
             log.push(format!("{k}: {what} `{path}`"));
+        }
+        for (_, hook) in self.hooks.iter().filter(|(at, _)| *at == k) {
+            hook();
         }
         if self.crash_at == Some(k) {
             Gate::Crash(k)
