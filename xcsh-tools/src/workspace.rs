@@ -303,12 +303,16 @@ impl Workspace {
         pieces.pop_back();
         let parent = self.walk(user_path, pieces)?;
         let named = parent.path.join(&last);
-        // A name directly under `/` (only reachable for a root of `/`) or similar edge cases
-        // still go through the same inside-root check below.
         let meta = if parent.exists {
             match std::fs::symlink_metadata(&named) {
                 Ok(m) => Some(m),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                Err(e) if e.kind() == io::ErrorKind::NotADirectory => {
+                    return Err(PathError::NotADirectory {
+                        path: user_path.to_string_lossy().into_owned(),
+                        component: self.display(&parent.path),
+                    });
+                }
                 Err(source) => {
                     return Err(self.io_error(user_path, &named, source));
                 }

@@ -492,7 +492,11 @@ fn build_time_errors_say_what_to_do() {
     assert!(cs.delete("missing.txt").is_err());
     assert!(cs.delete("dir").is_err());
     assert!(cs.rename("a.txt", "a.txt").is_err());
-    assert!(cs.create("a.txt/child", "x").is_err());
+    let err = cs.create("a.txt/child", "x").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "path `a.txt/child` goes through `a.txt`, which is not a directory; check the path"
+    );
     assert!(cs.is_empty());
 }
 
