@@ -83,7 +83,10 @@ pub use resolve::{
 };
 pub use result::{AgentToolResult, Content, IntoToolResult};
 pub use schema::JsonObject;
-pub use session::{BuildError, CallOptions, Registry, ResolveBias, Session, SessionBuilder};
+pub use dialect::Provider;
+pub use session::{
+    BuildError, CallOptions, DialectNotEnabled, Registry, ResolveBias, Session, SessionBuilder,
+};
 pub use suite::{Suite, ToolRegistration, ToolSuite, registered_suite, registered_tools};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{

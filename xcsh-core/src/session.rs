@@ -13,12 +13,15 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::context::{Extensions, ProgressSink, RESOLVE_REMINDER, Reminders, ToolContext};
-use crate::dialect::Dialect;
+use crate::dialect::{
+    Dialect, Provider, ToolMeta, lower_schema, restore_arguments, tool_definition,
+};
 use crate::error::{ToolError, panic_message};
 use crate::names::validate_tool_name;
 use crate::pending::PendingActionStore;
 use crate::resolve::{RESOLVE_TOOL_NAME, ResolveTool};
 use crate::result::AgentToolResult;
+use crate::schema::JsonObject;
 use crate::suite::{Suite, registered_tools};
 use crate::tool::{CustomTool, Tool, custom_tool};
 
@@ -71,6 +74,7 @@ pub struct SessionBuilder {
     workspace_root: Option<PathBuf>,
     strict_gate: bool,
     extensions: Extensions,
+    dialects: Option<Vec<Dialect>>,
 }
 
 impl SessionBuilder {
@@ -139,6 +143,16 @@ impl SessionBuilder {
         self
     }
 
+    /// The provider dialects this session must serve (default: all of them). Every tool's
+    /// schema is lowered for each one when the session is built, so a type a dialect cannot
+    /// express is a build error, never a surprise at call time; leave out dialects you don't
+    /// use to accept such types.
+    #[must_use]
+    pub fn dialects(mut self, dialects: impl IntoIterator<Item = Dialect>) -> Self {
+        self.dialects = Some(dialects.into_iter().collect());
+        self
+    }
+
     /// Shares a value with every tool call ([`ToolContext::extension`]).
     #[must_use]
     pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
@@ -203,6 +217,28 @@ impl SessionBuilder {
             tools.push(Arc::new(ResolveTool));
         }
 
+        let dialects = self.dialects.unwrap_or_else(|| Dialect::ALL.to_vec());
+        let mut lowered = vec![PerDialect::default(); tools.len()];
+        let mut definitions = PerDialect::<Arc<[Value]>>::default();
+        for &dialect in &dialects {
+            let mut defs = Vec::with_capacity(tools.len());
+            for (index, tool) in tools.iter().enumerate() {
+                match lower_schema(dialect, tool.parameters()) {
+                    Ok(schema) => {
+                        defs.push(tool_definition(
+                            dialect,
+                            tool.name(),
+                            &tool_meta(tool.as_ref()),
+                            &schema,
+                        ));
+                        *lowered[index].slot(dialect) = Some(Arc::new(schema));
+                    }
+                    Err(error) => problems.push(error.with_tool(tool.name()).to_string()),
+                }
+            }
+            *definitions.slot(dialect) = Some(defs.into());
+        }
+
         if !problems.is_empty() {
             return Err(BuildError { problems });
         }
@@ -217,6 +253,8 @@ impl SessionBuilder {
             workspace_root: Arc::from(workspace_root),
             strict_gate: self.strict_gate,
             extensions: Arc::new(self.extensions),
+            lowered,
+            definitions,
         }))
     }
 
@@ -244,7 +282,65 @@ pub struct Registry {
     workspace_root: Arc<Path>,
     strict_gate: bool,
     extensions: Arc<Extensions>,
+    /// Per tool (same index as `tools`), its schema lowered for each enabled dialect.
+    lowered: Vec<PerDialect<Arc<JsonObject>>>,
+    definitions: PerDialect<Arc<[Value]>>,
 }
+
+/// One optional value per dialect, indexed by the dialect's position in [`Dialect::ALL`].
+#[derive(Clone)]
+struct PerDialect<T>([Option<T>; Dialect::ALL.len()]);
+
+impl<T> Default for PerDialect<T> {
+    fn default() -> Self {
+        PerDialect(std::array::from_fn(|_| None))
+    }
+}
+
+impl<T> PerDialect<T> {
+    fn index(dialect: Dialect) -> usize {
+        Dialect::ALL
+            .iter()
+            .position(|&d| d == dialect)
+            .unwrap_or_default()
+    }
+
+    fn slot(&mut self, dialect: Dialect) -> &mut Option<T> {
+        &mut self.0[Self::index(dialect)]
+    }
+
+    fn get(&self, dialect: Dialect) -> Option<&T> {
+        self.0[Self::index(dialect)].as_ref()
+    }
+}
+
+/// What a definition carries besides the schema: description, title, annotations.
+fn tool_meta(tool: &dyn Tool) -> ToolMeta {
+    let mut meta = ToolMeta::new(tool.description()).with_title(tool.label());
+    let annotations = tool.annotations();
+    if !annotations.is_empty()
+        && let Ok(value) = serde_json::to_value(annotations)
+    {
+        meta = meta.with_annotations(value);
+    }
+    meta
+}
+
+/// A dialect the session was not built for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DialectNotEnabled(pub Dialect);
+
+impl fmt::Display for DialectNotEnabled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the session was not built for the {} dialect; add it with `SessionBuilder::dialects`",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for DialectNotEnabled {}
 
 impl Registry {
     /// The tools, in registration order, `resolve` last when offered.
@@ -255,6 +351,27 @@ impl Registry {
     /// The tool with this name.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.by_name.get(name).map(|&index| &self.tools[index])
+    }
+
+    /// The tool definitions in `dialect`'s request shape, `resolve` included when offered,
+    /// computed once when the registry was built.
+    pub fn definitions(&self, dialect: Dialect) -> Result<&[Value], DialectNotEnabled> {
+        self.definitions
+            .get(dialect)
+            .map(|defs| &defs[..])
+            .ok_or(DialectNotEnabled(dialect))
+    }
+
+    /// A tool's parameter schema lowered for `dialect`, computed once at build.
+    pub fn lowered_parameters(
+        &self,
+        name: &str,
+        dialect: Dialect,
+    ) -> Result<&Arc<JsonObject>, DialectNotEnabled> {
+        self.by_name
+            .get(name)
+            .and_then(|&index| self.lowered[index].get(dialect))
+            .ok_or(DialectNotEnabled(dialect))
     }
 
     /// Whether `resolve` is offered (some tool can push pending actions).
@@ -295,6 +412,9 @@ pub struct CallOptions {
     pub cancellation: Option<CancellationToken>,
     /// Where the tool's progress reports go.
     pub progress: Option<ProgressSink>,
+    /// The dialect the arguments come from. For OpenAI strict mode, explicit `null`s for
+    /// omitted optional fields are removed before decoding.
+    pub dialect: Option<Dialect>,
 }
 
 /// How to steer the model toward `resolve` while something is pending.
@@ -385,22 +505,29 @@ impl Session {
     /// The tool choice to send with the next request: `resolve` forced while anything is
     /// pending, `None` otherwise (never a stale force), and `None` for a provider that cannot
     /// force a named tool (deliver [`RESOLVE_REMINDER`] instead; see [`resolve_bias`](Self::resolve_bias)).
-    pub fn tool_choice(&self, dialect: Dialect) -> Option<Value> {
-        match self.resolve_bias(dialect)? {
+    pub fn tool_choice(&self, provider: impl Into<Provider>) -> Option<Value> {
+        match self.resolve_bias(provider)? {
             ResolveBias::ToolChoice(choice) => Some(choice),
             ResolveBias::Reminder(_) => None,
         }
     }
 
     /// How to steer the model toward `resolve`, or `None` when nothing is pending.
-    pub fn resolve_bias(&self, dialect: Dialect) -> Option<ResolveBias> {
+    pub fn resolve_bias(&self, provider: impl Into<Provider>) -> Option<ResolveBias> {
         if !self.store.has_pending() || !self.registry.offers_resolve {
             return None;
         }
-        Some(match interim_forced_choice(dialect) {
-            Some(choice) => ResolveBias::ToolChoice(choice),
-            None => ResolveBias::Reminder(RESOLVE_REMINDER),
-        })
+        Some(
+            match provider.into().forced_tool_choice(RESOLVE_TOOL_NAME) {
+                Some(choice) => ResolveBias::ToolChoice(choice),
+                None => ResolveBias::Reminder(RESOLVE_REMINDER),
+            },
+        )
+    }
+
+    /// The tool definitions for `dialect` (see [`Registry::definitions`]).
+    pub fn definitions(&self, dialect: Dialect) -> Result<&[Value], DialectNotEnabled> {
+        self.registry.definitions(dialect)
     }
 
     /// Calls a tool. Failures of every kind come back as error results the model can act
@@ -414,7 +541,7 @@ impl Session {
     pub async fn call_with(
         &self,
         name: &str,
-        args: Value,
+        mut args: Value,
         options: CallOptions,
     ) -> AgentToolResult {
         let Some(tool) = self.registry.get(name) else {
@@ -429,6 +556,10 @@ impl Session {
                 self.store.len(),
                 top.label
             ));
+        }
+
+        if let Some(dialect) = options.dialect {
+            restore_arguments(dialect, tool.parameters(), &mut args);
         }
 
         let call_id = options
@@ -492,19 +623,4 @@ impl fmt::Debug for Session {
             .field("pending", &self.store.len())
             .finish()
     }
-}
-
-// TODO(dialects): replace with `Dialect::forced_tool_choice` once the dialect module has it.
-fn interim_forced_choice(dialect: Dialect) -> Option<Value> {
-    let name = RESOLVE_TOOL_NAME;
-    Some(match dialect {
-        Dialect::Anthropic => serde_json::json!({"type": "tool", "name": name}),
-        Dialect::OpenAiChat => serde_json::json!({"type": "function", "function": {"name": name}}),
-        Dialect::OpenAiResponses => serde_json::json!({"type": "function", "name": name}),
-        Dialect::Gemini => {
-            serde_json::json!({"function_calling_config": {"mode": "ANY", "allowed_function_names": [name]}})
-        }
-        Dialect::Bedrock => serde_json::json!({"tool": {"name": name}}),
-        Dialect::Mcp => return None,
-    })
 }
