@@ -62,7 +62,13 @@ pub(crate) fn did_you_mean<'a>(
 ) -> String {
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(given, c), c))
+        .map(|c| {
+            // Jaro–Winkler misses a transposition in a short word (`dri` for `dir`), so one
+            // edit counts as close too.
+            let one_edit = given.len() > 1 && strsim::osa_distance(given, c) <= 1;
+            let score = strsim::jaro_winkler(given, c).max(if one_edit { 0.85 } else { 0.0 });
+            (score, c)
+        })
         .filter(|(score, _)| *score > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| format!("; did you mean `{c}`?"))

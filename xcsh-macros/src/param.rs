@@ -44,12 +44,12 @@ pub(crate) fn expand(
     };
     let output = match syn::parse2::<Item>(item.clone()) {
         Ok(Item::Struct(s)) => {
-            tool::check_no_manual_derives(&s.attrs, &mut errors);
-            with_derives(&paths, &args, quote!(#s))
+            let manual = tool::check_no_manual_derives(&s.attrs, &mut errors);
+            with_derives(&paths, &args, &manual, quote!(#s))
         }
         Ok(Item::Enum(e)) => {
-            tool::check_no_manual_derives(&e.attrs, &mut errors);
-            with_derives(&paths, &args, quote!(#e))
+            let manual = tool::check_no_manual_derives(&e.attrs, &mut errors);
+            with_derives(&paths, &args, &manual, quote!(#e))
         }
         Ok(other) => {
             errors.spanned(
@@ -67,8 +67,13 @@ pub(crate) fn expand(
     quote!(#output #errors)
 }
 
-fn with_derives(paths: &Paths, args: &Args, item: TokenStream) -> TokenStream {
-    let derive = tool::derive_attrs(paths);
+fn with_derives(
+    paths: &Paths,
+    args: &Args,
+    manual: &tool::ManualDerives,
+    item: TokenStream,
+) -> TokenStream {
+    let derive = tool::derive_attrs(paths, manual);
     let serialize = args.flag("serialize").is_some_and(|(v, _)| v).then(|| {
         let serde = &paths.serde;
         quote!(#[derive(#serde::Serialize)])

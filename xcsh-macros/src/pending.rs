@@ -75,7 +75,9 @@ enum Source {
 
 /// The validated attribute.
 struct PendingConfig {
-    apply: Ident,
+    /// `None` when the key is missing (reported): the impl then gets a stub `apply`, so the
+    /// missing key is the only error.
+    apply: Option<Ident>,
     reject: Option<Ident>,
     label: Option<Label>,
     details: Option<Details>,
@@ -141,7 +143,8 @@ fn parse_config(
         _ => Vec::new(),
     };
 
-    let apply = hook(&args, "apply", errors).unwrap_or_else(|| {
+    let apply = hook(&args, "apply", errors);
+    if apply.is_none() {
         if args.value("apply").is_none() {
             errors.at(
                 Span::call_site(),
@@ -150,8 +153,7 @@ fn parse_config(
                 ),
             );
         }
-        Ident::new("apply", Span::call_site())
-    });
+    }
     let reject = hook(&args, "reject", errors);
 
     let label = match (args.value("label"), args.ident("label_fn")) {
@@ -329,54 +331,71 @@ fn expand_struct(
     let core = &config.paths.core;
     let serde_json = &config.paths.serde_json;
     let span = target.span();
-    let this = Ident::new("this", Span::mixed_site());
-    let reason = Ident::new("reason", Span::mixed_site());
-    let future = Ident::new("future", Span::mixed_site());
-
-    // apply
-    let output = tool::output_helper(core, "apply");
-    let apply = &config.apply;
-    let (apply_probe, apply_is_async) = Probe {
-        tag: "Apply",
-        target,
-        method: apply,
-        receiver: quote!(&mut self),
-        arg: quote!(&'a str),
-        signature: format!("async fn {apply}(&mut self, reason: &str)"),
-        attribute: "#[pending(apply)]",
-        returns: "Result<String, ToolError>",
-    }
-    .items();
-    let apply_call =
-        quote_spanned!(apply.span()=> #apply_is_async(<#target>::#apply(#this, #reason)));
-    let apply_convert =
-        quote_spanned!(apply.span()=> __XcshToolOutput::__into_tool_result(#future.await));
+    // Private to the generated code (mixed-site hygiene) but located at the hook's name, so
+    // a type error about calling the user's method points there.
+    let locals = |at: &Ident| {
+        let local = Span::mixed_site().located_at(at.span());
+        (
+            Ident::new("this", local),
+            Ident::new("reason", local),
+            Ident::new("future", local),
+        )
+    };
     let returns = quote_spanned!(span=>
         impl ::core::future::Future<
             Output = ::core::result::Result<#core::AgentToolResult, #core::ToolError>,
         > + ::core::marker::Send
     );
-    let mut helpers = quote! {
-        #apply_probe
-        #output
-        fn __xcsh_apply(#this: &mut #target, #reason: &str) -> #returns {
-            let #future = #apply_call;
-            async move { #apply_convert }
+
+    // apply
+    let mut helpers;
+    let mut methods;
+    if let Some(apply) = &config.apply {
+        let (this, reason, future) = locals(apply);
+        let output = tool::output_helper(core, &apply.to_string());
+        let (apply_probe, apply_is_async) = Probe {
+            tag: "Apply",
+            target,
+            method: apply,
+            receiver: quote!(&mut self),
+            arg: quote!(&'a str),
+            signature: format!("async fn {apply}(&mut self, reason: &str)"),
+            attribute: "#[pending(apply)]",
+            returns: "Result<String, ToolError>",
         }
-    };
-    let mut methods = quote! {
-        fn apply(
-            &mut self,
-            #reason: &str,
-        ) -> impl ::core::future::Future<
-            Output = ::core::result::Result<#core::AgentToolResult, #core::ToolError>,
-        > + ::core::marker::Send {
-            __xcsh_apply(self, #reason)
-        }
-    };
+        .items();
+        let call =
+            quote_spanned!(apply.span()=> #apply_is_async(<#target>::#apply(#this, #reason)));
+        let convert =
+            quote_spanned!(apply.span()=> __XcshToolOutput::__into_tool_result(#future.await));
+        helpers = quote! {
+            #apply_probe
+            #output
+            fn __xcsh_apply(#this: &mut #target, #reason: &str) -> #returns {
+                let #future = #call;
+                async move { #convert }
+            }
+        };
+        methods = quote! {
+            fn apply(&mut self, #reason: &str) -> #returns {
+                __xcsh_apply(self, #reason)
+            }
+        };
+    } else {
+        // The missing key is reported; this stub keeps it the only error.
+        helpers = TokenStream::new();
+        methods = quote! {
+            fn apply(&mut self, _: &str) -> #returns {
+                ::core::future::pending::<
+                    ::core::result::Result<#core::AgentToolResult, #core::ToolError>,
+                >()
+            }
+        };
+    }
 
     // reject
     if let Some(reject) = &config.reject {
+        let (this, reason, future) = locals(reject);
         let (reject_probe, reject_is_async) = Probe {
             tag: "Reject",
             target,

@@ -45,8 +45,9 @@ impl Probe<'_> {
             attribute,
             returns,
         } = self;
-        let missing = format_ident!("__XcshNoInherent{tag}");
-        let probe = format_ident!("__Xcsh{tag}Probe");
+        // These names show up in rustc's notes, so they say what is wrong.
+        let missing = format_ident!("__XcshNeedsInherent{tag}");
+        let probe = format_ident!("__XcshMissingInherent{tag}");
         let is_async_trait = format_ident!("__Xcsh{tag}IsAsync");
         let is_async_fn = format_ident!("__xcsh_{}_is_async", tag.to_lowercase());
         let message = format!("`{{Self}}` has no inherent `{signature}`");

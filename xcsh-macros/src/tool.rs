@@ -305,14 +305,29 @@ pub(crate) fn is_derive_helper(attr: &Attribute) -> bool {
     attr.path().is_ident("serde") || attr.path().is_ident("schemars")
 }
 
+/// Derives the user wrote by hand (an error, but the expansion leaves them out so the error
+/// is not followed by "conflicting implementations").
+#[derive(Default)]
+pub(crate) struct ManualDerives {
+    deserialize: bool,
+    json_schema: bool,
+}
+
 /// The `#[derive(Deserialize, JsonSchema)]` and crate attributes put on a parameter struct.
-pub(crate) fn derive_attrs(paths: &Paths) -> TokenStream {
+pub(crate) fn derive_attrs(paths: &Paths, manual: &ManualDerives) -> TokenStream {
     let serde = &paths.serde;
     let schemars = &paths.schemars;
     let serde_str = paths.serde_str();
     let schemars_str = paths.schemars_str();
+    let mut derives = Vec::new();
+    if !manual.deserialize {
+        derives.push(quote!(#serde::Deserialize));
+    }
+    if !manual.json_schema {
+        derives.push(quote!(#schemars::JsonSchema));
+    }
     quote! {
-        #[derive(#serde::Deserialize, #schemars::JsonSchema)]
+        #[derive(#(#derives),*)]
         #[serde(crate = #serde_str)]
         #[schemars(crate = #schemars_str)]
     }
@@ -320,7 +335,8 @@ pub(crate) fn derive_attrs(paths: &Paths) -> TokenStream {
 
 /// Reports `#[derive(Deserialize)]`/`#[derive(JsonSchema)]` written by hand: the macro
 /// derives them itself, and a second impl would conflict.
-pub(crate) fn check_no_manual_derives(attrs: &[Attribute], errors: &mut Errors) {
+pub(crate) fn check_no_manual_derives(attrs: &[Attribute], errors: &mut Errors) -> ManualDerives {
+    let mut manual = ManualDerives::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("derive")) {
         let Ok(paths) = attr.parse_args_with(
             syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
@@ -332,6 +348,8 @@ pub(crate) fn check_no_manual_derives(attrs: &[Attribute], errors: &mut Errors) 
                 continue;
             };
             if last.ident == "Deserialize" || last.ident == "JsonSchema" {
+                manual.deserialize |= last.ident == "Deserialize";
+                manual.json_schema |= last.ident == "JsonSchema";
                 errors.spanned(
                     &path,
                     format!(
@@ -342,4 +360,5 @@ pub(crate) fn check_no_manual_derives(attrs: &[Attribute], errors: &mut Errors) 
             }
         }
     }
+    manual
 }

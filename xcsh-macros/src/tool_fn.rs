@@ -76,7 +76,7 @@ pub(crate) fn expand(
     // the attribute macro has run, so the macro sees them first.
     let mut params: Vec<Param> = Vec::new();
     let mut order: Vec<Arg> = Vec::new();
-    let mut context: Option<Span> = None;
+    let mut context: Option<Type> = None;
     for input in func.sig.inputs.iter_mut() {
         match input {
             FnArg::Receiver(receiver) => {
@@ -92,19 +92,19 @@ pub(crate) fn expand(
                     .partition(|a| is_doc(a) || tool::is_derive_helper(a));
                 arg.attrs = kept;
                 if is_tool_context(&arg.ty) {
-                    if let Some(first) = context {
+                    if let Some(first) = &context {
                         let mut error = syn::Error::new_spanned(
                             &arg.ty,
                             "a tool receives one `&ToolContext`; remove this argument",
                         );
-                        error.combine(syn::Error::new(
+                        error.combine(syn::Error::new_spanned(
                             first,
                             "the context is already received here",
                         ));
                         errors.push(error);
                         fatal = true;
                     }
-                    context = Some(arg.ty.span());
+                    context = Some((*arg.ty).clone());
                     if let Some(attr) = moved.first() {
                         errors.spanned(
                             attr,
@@ -201,11 +201,16 @@ pub(crate) fn expand(
         let Param { ident, ty, attrs } = p;
         quote!(#(#attrs)* #vis #ident: #ty)
     });
-    let derive = tool::derive_attrs(&config.paths);
+    let derive = tool::derive_attrs(&config.paths, &tool::ManualDerives::default());
 
     let core = &config.paths.core;
-    let ctx = Ident::new("ctx", Span::mixed_site());
-    let future = Ident::new("future", Span::mixed_site());
+    let output_span = match &func.sig.output {
+        ReturnType::Default => fn_ident.span(),
+        ReturnType::Type(_, ty) => ty.span(),
+    };
+    // Private to the generated code (mixed-site hygiene), located where errors should point.
+    let ctx = Ident::new("ctx", Span::mixed_site().located_at(fn_ident.span()));
+    let future = Ident::new("future", Span::mixed_site().located_at(output_span));
     let bindings: Vec<&Ident> = params.iter().map(|p| &p.ident).collect();
     let call_args = order.iter().map(|arg| match arg {
         Arg::Param(i) => {
@@ -214,10 +219,6 @@ pub(crate) fn expand(
         }
         Arg::Context => quote!(#ctx),
     });
-    let output_span = match &func.sig.output {
-        ReturnType::Default => fn_ident.span(),
-        ReturnType::Type(_, ty) => ty.span(),
-    };
     let call = quote_spanned!(fn_ident.span()=> #fn_ident(#(#call_args),*));
     let convert = quote_spanned!(output_span=> __XcshToolOutput::__into_tool_result(#future.await));
     let helpers = tool::output_helper(core, &fn_ident.to_string());

@@ -22,7 +22,7 @@ pub(crate) fn expand(
         errors.spanned(
             &item.generics,
             format!(
-                "#[custom_tool] structs cannot be generic: a tool has one name and one parameter schema\nuse concrete field types (or a type alias: `type Ids = Vec<u64>;`) in `{target}`"
+                "#[custom_tool] structs cannot be generic: a tool has one name and one parameter schema\nuse concrete field types in `{target}`"
             ),
         );
         fatal = true;
@@ -32,7 +32,7 @@ pub(crate) fn expand(
         Fields::Unnamed(fields) => {
             errors.spanned(
                 fields,
-                "a tool's parameters are a JSON object, so #[custom_tool] needs named fields: `struct Tool { path: String }`",
+                format!("a tool's parameters are a JSON object, so #[custom_tool] needs named fields: `struct {target} {{ path: String }}`"),
             );
             fatal = true;
         }
@@ -46,7 +46,6 @@ pub(crate) fn expand(
             fatal = true;
         }
     }
-    tool::check_no_manual_derives(&item.attrs, errors);
     let config = tool::parse_config(
         attr,
         Form::Struct,
@@ -55,15 +54,19 @@ pub(crate) fn expand(
         default_paths,
         errors,
     );
+    let manual = tool::check_no_manual_derives(&item.attrs, errors);
     if fatal {
         return quote!(#item);
     }
 
     let core = &config.paths.core;
-    let ctx = Ident::new("ctx", Span::mixed_site());
-    let this = Ident::new("this", Span::mixed_site());
-    let future = Ident::new("future", Span::mixed_site());
     let span = target.span();
+    // Private to the generated code (mixed-site hygiene), but located at the struct so type
+    // errors about the call point at the user's struct rather than at the attribute.
+    let local = Span::mixed_site().located_at(span);
+    let ctx = Ident::new("ctx", local);
+    let this = Ident::new("this", local);
+    let future = Ident::new("future", local);
     // `<T>::execute` prefers an inherent method; when there is none it finds the probe below,
     // whose unmet bound carries a readable diagnostic. (Inside `impl CustomTool` it would
     // find the trait's own `execute` and recurse, so the call lives in a free function.)
@@ -97,7 +100,7 @@ pub(crate) fn expand(
         }
     };
     let body = quote!(__xcsh_execute(self, #ctx));
-    let derive = tool::derive_attrs(&config.paths);
+    let derive = tool::derive_attrs(&config.paths, &manual);
     let tool_impl = tool::expand_impl(target, &config, &ctx, helpers, body);
     quote! {
         #derive

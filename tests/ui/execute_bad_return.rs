@@ -1,0 +1,16 @@
+use xcsh::{ToolContext, custom_tool};
+
+/// Counts.
+#[custom_tool]
+struct Count {
+    /// Up to.
+    to: u32,
+}
+
+impl Count {
+    async fn execute(self, _ctx: &ToolContext) -> u32 {
+        self.to
+    }
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use xcsh::pending;
+
+#[pending(apply, label = "Delete: {path}")]
+struct Delete {
+    path: String,
+}
+
+fn main() {}

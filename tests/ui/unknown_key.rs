@@ -1,0 +1,13 @@
+use xcsh::{ToolContext, custom_tool};
+
+/// Greets.
+#[custom_tool(nmae = "greet", lable = "Greet")]
+struct Greet {}
+
+impl Greet {
+    async fn execute(self, _ctx: &ToolContext) -> &'static str {
+        "hi"
+    }
+}
+
+fn main() {}
