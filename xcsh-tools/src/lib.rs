@@ -1,8 +1,16 @@
 //! Built-in tools for xcsh: `ast_edit`, `ast_grep`, and the stale-safe [`ChangeSet`].
 
+mod ast_edit;
+mod ast_grep;
+mod builtin;
 pub mod changeset;
 pub mod engine;
+mod run;
 pub mod workspace;
+
+pub use ast_edit::{AST_EDIT, AstEdit, AstEditOp, AstEditParams, render_preview, summary};
+pub use ast_grep::{AST_GREP, AstGrep, AstGrepParams, render_matches};
+pub use builtin::builtin_suite;
 
 pub use changeset::{ApplyError, ApplyReport, ChangeSet, ChangeSetError, Fingerprint};
 pub use workspace::{PathError, Workspace, WorkspaceError, is_temp_artifact};

@@ -1,0 +1,349 @@
+//! `ast_edit`: structural search-and-replace previewed as a diff, written only through
+//! `resolve`.
+
+use std::fmt::Write as _;
+use std::sync::{Arc, LazyLock};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use xcsh_core::{
+    AgentToolResult, BoxFuture, JsonObject, PendingAction, Tool, ToolAnnotations, ToolContext,
+    ToolError, decode_arguments, schema::cached_schema_for,
+};
+
+use crate::changeset::ChangeSet;
+use crate::engine::{self, EditPlan, EditRequest, Op, Scope, WalkOptions, preview};
+use crate::run::{first_of, parse_lang, parse_limit, plural, run_engine, workspace};
+
+/// The tool's name.
+pub const AST_EDIT: &str = "ast_edit";
+
+const DESCRIPTION: &str = "Structural search-and-replace over the workspace with ast-grep patterns. \
+Each op rewrites every match of `pat` (code with metavariables: `$X` matches one node, `$$$ARGS` \
+a list of nodes) into `out` (which may use the same metavariables). Files are parsed, so matches \
+respect syntax, not text. The call only previews: it returns a unified diff and nothing is \
+written until you call `resolve` with action \"apply\" (or \"discard\"). Example: \
+ops=[{\"pat\": \"$X.unwrap()\", \"out\": \"$X?\"}], lang=\"rust\".";
+
+/// How many characters of diff text a preview shows the model before summarising the rest
+/// (the full per-replacement list is always in the result's details).
+const DEFAULT_MAX_PREVIEW_CHARS: usize = 60_000;
+/// Files named per note (skipped files, parse errors).
+const NAMED_PER_NOTE: usize = 20;
+/// Characters of before/after text per replacement in the details.
+const DETAIL_TEXT_CHARS: usize = 200;
+
+/// One rewrite: every match of `pat` becomes `out`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstEditOp {
+    /// The code to match, as an ast-grep pattern: `$X` matches one node, `$$$ARGS` a list.
+    pub pat: String,
+    /// The replacement; may use the pattern's metavariables.
+    pub out: String,
+}
+
+/// The parameters of `ast_edit`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstEditParams {
+    /// Rewrites applied together to each file (at least one; patterns must differ).
+    pub ops: Vec<AstEditOp>,
+    /// Language of the patterns: rust, python, typescript, tsx, javascript or go. Inferred
+    /// from each file's extension when omitted.
+    #[serde(default)]
+    pub lang: Option<String>,
+    /// A file, directory or glob under the workspace root; default the whole workspace.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Only files whose root-relative path matches this glob, e.g. `src/**/*.rs`.
+    #[serde(default)]
+    pub glob: Option<String>,
+    /// At most this many replacements (the first ones in path order); at least 1.
+    #[serde(default)]
+    pub limit: Option<u64>,
+}
+
+/// The `ast_edit` tool. Configure its walk limits with [`AstEdit::with_walk_options`].
+///
+/// ```
+/// use xcsh_tools::AstEdit;
+/// use xcsh_core::Session;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("lib.rs"), "fn f() { a.unwrap(); }\n").unwrap();
+/// let session = Session::builder().tool(AstEdit::default()).workspace_root(dir.path()).build().unwrap();
+///
+/// let preview = session
+///     .call("ast_edit", serde_json::json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}))
+///     .await;
+/// assert!(preview.text_content().contains("+fn f() { a?; }"));
+/// assert_eq!(session.pending().peek().unwrap().label, "AST Edit: 1 replacement in 1 file");
+///
+/// let applied = session
+///     .call("resolve", serde_json::json!({"action": "apply", "reason": "cleanup"}))
+///     .await;
+/// assert_eq!(applied.text_content(), "Applied 1 replacement in 1 file.");
+/// assert_eq!(std::fs::read_to_string(dir.path().join("lib.rs")).unwrap(), "fn f() { a?; }\n");
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct AstEdit {
+    walk: WalkOptions,
+    max_preview_chars: usize,
+}
+
+impl Default for AstEdit {
+    fn default() -> Self {
+        AstEdit {
+            walk: WalkOptions::default(),
+            max_preview_chars: DEFAULT_MAX_PREVIEW_CHARS,
+        }
+    }
+}
+
+impl AstEdit {
+    /// Sets the walk's limits (file size, file count, threads).
+    #[must_use]
+    pub fn with_walk_options(mut self, walk: WalkOptions) -> Self {
+        self.walk = walk;
+        self
+    }
+
+    /// Sets how much diff text a preview shows before summarising.
+    #[must_use]
+    pub fn with_max_preview_chars(mut self, chars: usize) -> Self {
+        self.max_preview_chars = chars;
+        self
+    }
+
+    async fn preview(
+        &self,
+        ctx: &ToolContext,
+        params: AstEditParams,
+    ) -> Result<AgentToolResult, ToolError> {
+        let request = EditRequest {
+            ops: params
+                .ops
+                .into_iter()
+                .map(|op| Op::new(op.pat, op.out))
+                .collect(),
+            lang: parse_lang(params.lang.as_deref())?,
+            limit: parse_limit(params.limit)?,
+            walk: self.walk,
+        };
+        let ws = workspace(ctx)?;
+        let (path, glob) = (params.path, params.glob);
+        let plan_ws = ws.clone();
+        let plan = run_engine(ctx, move |control| {
+            let mut scope = Scope::root(&plan_ws);
+            if let Some(path) = path.as_deref() {
+                scope = scope.with_path(path);
+            }
+            if let Some(glob) = glob.as_deref() {
+                scope = scope.with_glob(glob);
+            }
+            engine::plan_edits(&scope, &request, control)
+        })
+        .await?
+        .map_err(ToolError::from)?;
+
+        let text = render_preview(&plan, self.max_preview_chars);
+        let details = serde_json::to_value(preview::details(&plan, Some(DETAIL_TEXT_CHARS)))
+            .unwrap_or(Value::Null);
+        if plan.totals.replacements == 0 {
+            return Ok(AgentToolResult::text(text).with_details(details));
+        }
+
+        let mut changes = ChangeSet::new(ws);
+        for file in &plan.files {
+            changes
+                .modify_expecting(&file.path, file.fingerprint, file.new_contents.as_bytes())
+                .map_err(|e| {
+                    ToolError::new(format!("cannot stage the edit of `{}`: {e}", file.display))
+                })?;
+        }
+        let action = AstEditAction {
+            replacements: plan.totals.replacements,
+            files: plan.files.len(),
+            changes,
+            details: details.clone(),
+        };
+        ctx.push_pending_action(action)?;
+        Ok(AgentToolResult::text(text).with_details(details))
+    }
+}
+
+/// `N replacement(s) in M file(s)`, singular and plural right.
+pub fn summary(replacements: usize, files: usize) -> String {
+    format!(
+        "{} in {}",
+        plural(replacements, "replacement"),
+        plural(files, "file")
+    )
+}
+
+/// The text a model (or person) reads for a plan.
+pub fn render_preview(plan: &EditPlan, max_diff_chars: usize) -> String {
+    let totals = &plan.totals;
+    let mut out = String::new();
+    if totals.replacements == 0 {
+        let _ = write!(
+            out,
+            "No replacements made: nothing matched ({} scanned, {} parsed).",
+            plural(totals.files_scanned, "file"),
+            totals.files_parsed
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "AST Edit preview: {} ({} scanned, {} parsed).\n",
+            summary(totals.replacements, plan.files.len()),
+            plural(totals.files_scanned, "file"),
+            totals.files_parsed
+        );
+        for file in &plan.files {
+            let _ = writeln!(
+                out,
+                "{}: {}",
+                file.display,
+                plural(file.replacements.len(), "replacement")
+            );
+        }
+        out.push('\n');
+        let mut shown = 0;
+        for (index, file) in plan.files.iter().enumerate() {
+            let diff = preview::unified_diff(file);
+            if shown + diff.len() > max_diff_chars && index > 0 {
+                let _ = writeln!(
+                    out,
+                    "… diffs of {} more omitted to keep this preview short; they will be applied too (see the details for every replacement).",
+                    plural(plan.files.len() - index, "file")
+                );
+                break;
+            }
+            shown += diff.len();
+            out.push_str(&diff);
+        }
+    }
+    let notes = notes(plan);
+    if !notes.is_empty() {
+        out.push('\n');
+        for note in notes {
+            let _ = write!(out, "\n{note}");
+        }
+    }
+    if totals.replacements > 0 {
+        out.push_str("\n\nNothing is written yet. Call `resolve` with action \"apply\" to write these changes, or \"discard\" to drop them.");
+    }
+    out
+}
+
+fn notes(plan: &EditPlan) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(limit) = &plan.limit {
+        notes.push(format!(
+            "Limit reached: only the first {} of {} replacements (in path order) are included; raise `limit` or narrow `path` for the rest.",
+            limit.limit, limit.found
+        ));
+    }
+    let skipped = &plan.skipped;
+    for (list, what) in [
+        (&skipped.binary, "binary"),
+        (&skipped.non_utf8, "not valid UTF-8"),
+        (&skipped.too_large, "too large"),
+        (&skipped.unreadable, "unreadable"),
+        (&skipped.temp_artifacts, "leftovers of an interrupted apply"),
+    ] {
+        if !list.is_empty() {
+            notes.push(format!(
+                "Skipped {} ({what}): {}.",
+                plural(list.len(), "file"),
+                first_of(list, NAMED_PER_NOTE)
+            ));
+        }
+    }
+    if !plan.parse_errors.is_empty() {
+        notes.push(format!(
+            "{} had syntax errors; matches in their valid parts are included: {}.",
+            plural(plan.parse_errors.len(), "file"),
+            first_of(&plan.parse_errors, NAMED_PER_NOTE)
+        ));
+    }
+    notes.extend(plan.warnings.iter().cloned());
+    notes
+}
+
+/// The pending action `ast_edit` pushes: writes exactly the previewed change set.
+struct AstEditAction {
+    replacements: usize,
+    files: usize,
+    changes: ChangeSet,
+    details: Value,
+}
+
+impl PendingAction for AstEditAction {
+    fn label(&self) -> String {
+        format!("AST Edit: {}", summary(self.replacements, self.files))
+    }
+
+    async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
+        let changes = self.changes.clone();
+        tokio::task::spawn_blocking(move || changes.apply())
+            .await
+            .map_err(|join| ToolError::new(format!("the apply did not complete: {join}")))?
+            .map_err(ToolError::from)?;
+        Ok(AgentToolResult::text(format!(
+            "Applied {}.",
+            summary(self.replacements, self.files)
+        )))
+    }
+
+    fn details(&self) -> Option<Value> {
+        Some(self.details.clone())
+    }
+
+    fn source_tool_name(&self) -> &str {
+        AST_EDIT
+    }
+}
+
+static PARAMETERS: LazyLock<Arc<JsonObject>> = LazyLock::new(cached_schema_for::<AstEditParams>);
+
+impl Tool for AstEdit {
+    fn name(&self) -> &str {
+        AST_EDIT
+    }
+    fn label(&self) -> &str {
+        "AST Edit"
+    }
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+    fn parameters(&self) -> &Arc<JsonObject> {
+        &PARAMETERS
+    }
+    fn annotations(&self) -> ToolAnnotations {
+        // The call itself only reads and previews; writing happens through `resolve`.
+        ToolAnnotations::new()
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false)
+    }
+    fn pushes_pending_actions(&self) -> bool {
+        true
+    }
+    fn execute<'a>(
+        &'a self,
+        ctx: &'a ToolContext,
+        args: Value,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+        Box::pin(async move {
+            let params: AstEditParams = decode_arguments(AST_EDIT, args)?;
+            self.preview(ctx, params).await
+        })
+    }
+}

@@ -1,0 +1,127 @@
+//! Running the engine from an async tool call: off the async threads, cancellable, with
+//! progress forwarded to the call's listener.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use xcsh_core::{ToolContext, ToolError};
+
+use crate::engine::{CancelFlag, Control, Lang, Progress};
+use crate::workspace::Workspace;
+
+/// Progress is reported at most once per this many scanned files: per-file notifications
+/// would flood an MCP client on a large tree.
+const PROGRESS_EVERY: usize = 256;
+
+/// The workspace of a call, or an error the model can act on.
+pub(crate) fn workspace(ctx: &ToolContext) -> Result<Workspace, ToolError> {
+    Workspace::new(ctx.workspace_root()).map_err(|e| {
+        ToolError::new(format!(
+            "the workspace root is not usable: {e}; start the session with an existing directory as its root"
+        ))
+    })
+}
+
+/// Parses the optional `lang` parameter; the error lists the supported languages.
+pub(crate) fn parse_lang(lang: Option<&str>) -> Result<Option<Lang>, ToolError> {
+    lang.map(|name| {
+        name.parse::<Lang>()
+            .map_err(|e| ToolError::new(format!("lang: {e}")))
+    })
+    .transpose()
+}
+
+/// Checks the optional `limit` parameter (≥ 1) and makes it a count.
+pub(crate) fn parse_limit(limit: Option<u64>) -> Result<Option<usize>, ToolError> {
+    match limit {
+        None => Ok(None),
+        Some(0) => Err(ToolError::new(
+            "limit: must be at least 1; leave it out for no limit",
+        )),
+        Some(n) => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
+    }
+}
+
+/// Runs `work` on the blocking pool with a [`Control`] wired to the call: the call's
+/// cancellation stops the walk at the next file, and progress reaches the call's listener.
+pub(crate) async fn run_engine<T, F>(ctx: &ToolContext, work: F) -> Result<T, ToolError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Control<'_>) -> T + Send + 'static,
+{
+    let flag = CancelFlag::default();
+    let watcher = {
+        let flag = flag.clone();
+        let token = ctx.cancellation().clone();
+        tokio::spawn(async move {
+            token.cancelled().await;
+            flag.cancel();
+        })
+    };
+    let ctx_for_progress = ctx.clone();
+    let wants_progress = ctx.wants_progress();
+    let outcome = tokio::task::spawn_blocking(move || {
+        let last = AtomicUsize::new(0);
+        let report = |p: Progress| {
+            let previous = last.load(Ordering::Relaxed);
+            if p.files_scanned >= previous + PROGRESS_EVERY
+                && last
+                    .compare_exchange(
+                        previous,
+                        p.files_scanned,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()
+            {
+                ctx_for_progress.report_progress(
+                    p.files_scanned as f64,
+                    None,
+                    Some(format!(
+                        "{} files scanned, {} with matches",
+                        p.files_scanned, p.files_matched
+                    )),
+                );
+            }
+        };
+        let control = Control {
+            cancel: Some(&flag),
+            progress: if wants_progress { Some(&report) } else { None },
+        };
+        work(&control)
+    })
+    .await;
+    watcher.abort();
+    outcome.map_err(|join| {
+        if join.is_panic() {
+            ToolError::new(format!(
+                "the search failed unexpectedly ({join}); nothing was changed"
+            ))
+        } else {
+            ToolError::cancelled()
+        }
+    })
+}
+
+/// `n thing` / `n things`.
+pub(crate) fn plural(n: usize, singular: &str) -> String {
+    if n == 1 {
+        format!("{n} {singular}")
+    } else {
+        format!("{n} {singular}s")
+    }
+}
+
+/// Names the first `max` entries of a list and counts the rest.
+pub(crate) fn first_of(list: &[String], max: usize) -> String {
+    let shown = list
+        .iter()
+        .take(max)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if list.len() > max {
+        format!("{shown} and {} more", list.len() - max)
+    } else {
+        shown
+    }
+}
