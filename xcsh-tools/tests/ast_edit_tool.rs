@@ -1,0 +1,362 @@
+//! `ast_edit` and `ast_grep` through a session: preview, pending action, apply, discard.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use xcsh_core::{AgentToolResult, Session};
+use xcsh_tools::builtin_suite;
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("src")).unwrap();
+    fs::write(
+        dir.path().join("src/a.rs"),
+        "fn a() {\n    let x = load().unwrap();\n    let y = parse(x).unwrap();\n}\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("src/b.rs"),
+        "fn b() -> u8 {\n    cfg.get().unwrap()\n}\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("notes.py"), "print('hi')\n").unwrap();
+    dir
+}
+
+fn session(root: &Path) -> Session {
+    Session::builder()
+        .suite(builtin_suite())
+        .workspace_root(root)
+        .build()
+        .unwrap()
+}
+
+async fn edit(session: &Session, args: Value) -> AgentToolResult {
+    session.call("ast_edit", args).await
+}
+
+async fn resolve(session: &Session, action: &str) -> AgentToolResult {
+    session
+        .call("resolve", json!({"action": action, "reason": "test"}))
+        .await
+}
+
+fn read(root: &Path, path: &str) -> String {
+    fs::read_to_string(root.join(path)).unwrap()
+}
+
+#[tokio::test]
+async fn preview_writes_nothing_and_apply_writes_exactly_the_preview() {
+    let dir = workspace();
+    let root = dir.path();
+    let s = session(root);
+    let before_a = read(root, "src/a.rs");
+    let preview = edit(
+        &s,
+        json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}),
+    )
+    .await;
+    assert!(!preview.is_error, "{}", preview.text_content());
+    let text = preview.text_content();
+    assert!(
+        text.starts_with("AST Edit preview: 3 replacements in 2 files"),
+        "{text}"
+    );
+    assert!(
+        text.contains("src/a.rs: 2 replacements\nsrc/b.rs: 1 replacement"),
+        "{text}"
+    );
+    assert!(text.contains("--- a/src/a.rs\n+++ b/src/a.rs"), "{text}");
+    assert!(text.contains("+    let y = parse(x)?;"), "{text}");
+    assert!(text.contains("Call `resolve`"), "{text}");
+    assert_eq!(read(root, "src/a.rs"), before_a, "preview writes nothing");
+
+    let details = preview.details.unwrap();
+    assert_eq!(details["totals"]["replacements"], 3);
+    assert_eq!(details["files"][0]["file"], "src/a.rs");
+    assert_eq!(details["files"][0]["replacements"][0]["line"], 2);
+    assert_eq!(details["files"][0]["replacements"][0]["column"], 13);
+    assert_eq!(
+        details["files"][0]["replacements"][0]["before"],
+        "load().unwrap()"
+    );
+    assert_eq!(details["files"][0]["replacements"][0]["after"], "load()?");
+
+    let pending = s.pending().peek().unwrap();
+    assert_eq!(pending.label, "AST Edit: 3 replacements in 2 files");
+    assert_eq!(pending.source_tool_name, "ast_edit");
+    assert!(s.tool_choice(xcsh_core::Dialect::Anthropic).is_some());
+
+    let applied = resolve(&s, "apply").await;
+    assert!(!applied.is_error, "{}", applied.text_content());
+    assert_eq!(applied.text_content(), "Applied 3 replacements in 2 files.");
+    assert_eq!(
+        read(root, "src/a.rs"),
+        "fn a() {\n    let x = load()?;\n    let y = parse(x)?;\n}\n"
+    );
+    assert_eq!(
+        read(root, "src/b.rs"),
+        "fn b() -> u8 {\n    cfg.get()?\n}\n"
+    );
+    assert_eq!(read(root, "notes.py"), "print('hi')\n");
+    assert!(s.tool_choice(xcsh_core::Dialect::Anthropic).is_none());
+}
+
+#[tokio::test]
+async fn singular_label_and_summary() {
+    let dir = workspace();
+    let s = session(dir.path());
+    edit(
+        &s,
+        json!({"ops": [{"pat": "cfg.get().unwrap()", "out": "cfg.get().unwrap_or(0)"}]}),
+    )
+    .await;
+    assert_eq!(
+        s.pending().peek().unwrap().label,
+        "AST Edit: 1 replacement in 1 file"
+    );
+    assert_eq!(
+        resolve(&s, "apply").await.text_content(),
+        "Applied 1 replacement in 1 file."
+    );
+}
+
+#[tokio::test]
+async fn a_file_changed_after_the_preview_makes_apply_write_nothing_and_name_it() {
+    let dir = workspace();
+    let root = dir.path();
+    let s = session(root);
+    edit(&s, json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}]})).await;
+    fs::write(root.join("src/b.rs"), "fn b() -> u8 { 0 }\n").unwrap();
+    let before_a = read(root, "src/a.rs");
+
+    let result = resolve(&s, "apply").await;
+    assert!(result.is_error);
+    let text = result.text_content();
+    assert!(text.starts_with("Apply failed: "), "{text}");
+    assert!(text.contains("src/b.rs"), "{text}");
+    assert!(
+        !text.contains("src/a.rs"),
+        "only the stale file is named: {text}"
+    );
+    assert_eq!(read(root, "src/a.rs"), before_a, "nothing written");
+    assert_eq!(read(root, "src/b.rs"), "fn b() -> u8 { 0 }\n");
+    // Still pending: the model can discard it and preview again.
+    assert_eq!(s.pending().len(), 1);
+    assert!(
+        resolve(&s, "discard")
+            .await
+            .text_content()
+            .starts_with("Discarded: AST Edit: 3 replacements in 2 files.")
+    );
+}
+
+#[tokio::test]
+async fn discard_writes_nothing() {
+    let dir = workspace();
+    let root = dir.path();
+    let s = session(root);
+    let before = (read(root, "src/a.rs"), read(root, "src/b.rs"));
+    edit(&s, json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}]})).await;
+    let result = resolve(&s, "discard").await;
+    assert_eq!(
+        result.text_content(),
+        "Discarded: AST Edit: 3 replacements in 2 files. Reason: test"
+    );
+    assert_eq!((read(root, "src/a.rs"), read(root, "src/b.rs")), before);
+    assert!(!s.pending().has_pending());
+}
+
+#[tokio::test]
+async fn two_previews_are_resolved_in_lifo_order() {
+    let dir = workspace();
+    let root = dir.path();
+    let s = session(root);
+    edit(
+        &s,
+        json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "path": "src/a.rs"}),
+    )
+    .await;
+    edit(
+        &s,
+        json!({"ops": [{"pat": "print($A)", "out": "log($A)"}], "lang": "python"}),
+    )
+    .await;
+    let labels: Vec<_> = s
+        .pending()
+        .snapshot()
+        .into_iter()
+        .map(|p| p.label)
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "AST Edit: 1 replacement in 1 file",
+            "AST Edit: 2 replacements in 1 file"
+        ]
+    );
+    // The Python edit was pushed last: it is resolved first.
+    resolve(&s, "apply").await;
+    assert_eq!(read(root, "notes.py"), "log('hi')\n");
+    assert!(read(root, "src/a.rs").contains("unwrap"));
+    resolve(&s, "apply").await;
+    assert!(!read(root, "src/a.rs").contains("unwrap"));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn paths_leaving_the_root_are_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("secret.rs"), "fn s() { k.unwrap(); }\n").unwrap();
+    let dir = workspace();
+    let root = dir.path();
+    std::os::unix::fs::symlink(outside.path(), root.join("escape")).unwrap();
+    let s = session(root);
+    for path in [
+        "../".to_string(),
+        outside.path().display().to_string(),
+        "escape".to_string(),
+        "escape/secret.rs".to_string(),
+    ] {
+        let result = edit(
+            &s,
+            json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "path": path}),
+        )
+        .await;
+        assert!(result.is_error, "{path}: {}", result.text_content());
+        assert!(
+            result.text_content().contains("leaves the workspace root"),
+            "{path}: {}",
+            result.text_content()
+        );
+    }
+    // A whole-workspace edit does not follow the symlink out either.
+    edit(&s, json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}]})).await;
+    resolve(&s, "apply").await;
+    assert_eq!(
+        fs::read_to_string(outside.path().join("secret.rs")).unwrap(),
+        "fn s() { k.unwrap(); }\n"
+    );
+    assert!(!s.pending().has_pending());
+}
+
+#[tokio::test]
+async fn no_match_is_a_warning_and_pushes_nothing() {
+    let dir = workspace();
+    let s = session(dir.path());
+    let result = edit(&s, json!({"ops": [{"pat": "zzqq($A)", "out": "q($A)"}]})).await;
+    assert!(!result.is_error);
+    assert!(
+        result.text_content().starts_with("No replacements made"),
+        "{}",
+        result.text_content()
+    );
+    assert!(!s.pending().has_pending());
+    assert!(s.take_reminders().is_empty());
+}
+
+#[tokio::test]
+async fn bad_requests_name_the_offending_field() {
+    let dir = workspace();
+    let s = session(dir.path());
+    let cases = [
+        (json!({"ops": []}), "ops: at least one op is required"),
+        (
+            json!({"ops": [{"pat": "", "out": "x"}]}),
+            "ops[0].pat: the pattern is empty",
+        ),
+        (
+            json!({"ops": [{"pat": "foo(", "out": "x"}], "lang": "rust"}),
+            "ops[0].pat: `foo(` is not a valid",
+        ),
+        (
+            json!({"ops": [{"pat": "a()", "out": "b()"}, {"pat": "a()", "out": "c()"}]}),
+            "ops[1].pat: the same pattern as ops[0].pat",
+        ),
+        (
+            json!({"ops": [{"pat": "a()", "out": "b()"}], "limit": 0}),
+            "limit: must be at least 1",
+        ),
+        (
+            json!({"ops": [{"pat": "a()", "out": "b()"}], "lang": "cobol"}),
+            "lang:",
+        ),
+        (
+            json!({"ops": [{"pat": "a()", "out": "b()"}], "path": "nope/"}),
+            "nope",
+        ),
+        (
+            json!({"ops": [{"pat": "a()"}]}),
+            "ops[0]: missing field `out`",
+        ),
+        (
+            json!({"ops": [{"pat": "a()", "out": "b()"}], "paths": "x"}),
+            "unknown field `paths`",
+        ),
+        (
+            json!({"ops": "a()"}),
+            "ops: invalid type: string \"a()\", expected a sequence",
+        ),
+    ];
+    for (args, expected) in cases {
+        let result = edit(&s, args.clone()).await;
+        assert!(result.is_error, "{args}");
+        assert!(
+            result.text_content().contains(expected),
+            "{args}: {}",
+            result.text_content()
+        );
+    }
+    let unsupported = edit(
+        &s,
+        json!({"ops": [{"pat": "a()", "out": "b()"}], "lang": "cobol"}),
+    )
+    .await;
+    for lang in ["rust", "python", "typescript", "tsx", "javascript", "go"] {
+        assert!(
+            unsupported.text_content().to_lowercase().contains(lang),
+            "{}",
+            unsupported.text_content()
+        );
+    }
+    assert!(!s.pending().has_pending());
+}
+
+#[tokio::test]
+async fn ast_grep_finds_matches_with_captures_and_writes_nothing() {
+    let dir = workspace();
+    let s = session(dir.path());
+    let result = s
+        .call("ast_grep", json!({"pat": "$X.unwrap()", "lang": "rust"}))
+        .await;
+    assert!(!result.is_error, "{}", result.text_content());
+    let text = result.text_content();
+    assert!(text.starts_with("3 matches in 2 files"), "{text}");
+    assert!(
+        text.contains("src/a.rs:2:13: load().unwrap()\n    $X = load()"),
+        "{text}"
+    );
+    let details = result.details.unwrap();
+    assert_eq!(details["matches"][2]["file"], "src/b.rs");
+    assert_eq!(details["matches"][2]["captures"][0]["text"], "cfg.get()");
+    assert!(!s.pending().has_pending());
+
+    let limited = s
+        .call("ast_grep", json!({"pat": "$X.unwrap()", "limit": 1}))
+        .await;
+    assert!(
+        limited
+            .text_content()
+            .contains("Limit reached: showing the first 1 of 3 matches"),
+        "{}",
+        limited.text_content()
+    );
+    let bad = s.call("ast_grep", json!({"pat": "", "limit": 1})).await;
+    assert!(bad.is_error);
+    assert!(
+        bad.text_content().contains("pat: the pattern is empty"),
+        "{}",
+        bad.text_content()
+    );
+}
