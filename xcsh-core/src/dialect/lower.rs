@@ -38,9 +38,12 @@
 //! else is dropped: `default` (refused by Azure OpenAI's strict mode), `uniqueItems`,
 //! `title`, `examples`, unsupported formats (schemars' `uint8`, `int64`, … — the numeric
 //! range stays in `minimum`/`maximum`). A default, a string format and uniqueness are
-//! restated in the description so the model still learns them. A map
-//! (`HashMap<String, V>`: `additionalProperties: {schema}`) and an untyped value
-//! (`serde_json::Value`) cannot be expressed and are errors.
+//! restated in the description so the model still learns them. A tuple of one element
+//! type (`(u32, u32)`) becomes an array with `minItems` = `maxItems`; a tuple of mixed types
+//! (`prefixItems`) cannot be expressed and is an error, here and for Gemini. A bare nested
+//! `{"type": "object"}` is what schemars writes for `struct Empty {}`, and is closed as an
+//! empty object. A map (`HashMap<String, V>`: `additionalProperties: {schema}`) and an
+//! untyped value (`serde_json::Value`) cannot be expressed and are errors.
 //!
 //! **Gemini** (`FunctionDeclaration.parameters`, the `Schema` object of
 //! <https://ai.google.dev/api/caching#Schema>, "a select subset of an OpenAPI 3.0 schema

@@ -258,6 +258,9 @@ fn name_rule(dialect: Dialect) -> NameRule {
     }
 }
 
+/// Fields of Gemini's Schema object that only annotate, beyond those the lowering emits.
+const GEMINI_ANNOTATIONS: &[&str] = &["title", "default", "example"];
+
 /// OpenAI strict mode's documented size limits.
 const OPENAI_MAX_NESTING: usize = 10;
 const OPENAI_MAX_PROPERTIES: usize = 5000;
@@ -414,7 +417,10 @@ impl Checker {
             return;
         };
         for key in map.keys() {
-            let allowed = OPENAI_KEYWORDS.contains(&key.as_str()) && (key != "$defs" || is_root);
+            // `title` is not in the documented list, but OpenAI's own SDK sends pydantic's
+            // titles in strict schemas, so the API takes it.
+            let allowed = (OPENAI_KEYWORDS.contains(&key.as_str()) || key == "title")
+                && (key != "$defs" || is_root);
             if !allowed {
                 self.push(
                     &format!("{pointer}/{}", token(key)),
@@ -570,7 +576,11 @@ impl Checker {
             return;
         };
         for key in map.keys() {
-            if !GEMINI_KEYWORDS.contains(&key.as_str()) {
+            // The lowering emits fewer fields than the Schema object documents (it restates
+            // `title`, `default` and `example` in the description); the check allows them all.
+            let documented = GEMINI_KEYWORDS.contains(&key.as_str())
+                || GEMINI_ANNOTATIONS.contains(&key.as_str());
+            if !documented {
                 self.push(
                     &format!("{pointer}/{}", token(key)),
                     format!("`{key}` is not a field of Gemini's Schema object; the API refuses unknown fields"),
