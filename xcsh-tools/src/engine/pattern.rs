@@ -247,6 +247,22 @@ impl CompiledOps {
         self.explicit
     }
 
+    /// The prefilter's verdict: whether a file of `lang` holding `bytes` could match any op.
+    /// `false` means no op can match it, so it is not parsed.
+    ///
+    /// ```
+    /// use xcsh_tools::engine::{CompiledOps, Lang, Op};
+    ///
+    /// let ops = CompiledOps::for_edit(&[Op::new("$X.unwrap()", "$X?")], None)?;
+    /// assert!(ops.may_match(Lang::Rust, b"let v = x.unwrap();"));
+    /// assert!(!ops.may_match(Lang::Rust, b"let v = x.unwrap_or(0);"));
+    /// # Ok::<(), xcsh_tools::engine::EngineError>(())
+    /// ```
+    pub fn may_match(&self, lang: Lang, bytes: &[u8]) -> bool {
+        self.for_lang(lang)
+            .is_some_and(|ops| (0..ops.ops.len()).any(|i| ops.prefilter.op_may_match(i, bytes)))
+    }
+
     /// The field op `i`'s pattern came from (`ops[1].pat`, `pat`), for messages.
     pub(crate) fn pat_field(&self, i: usize) -> &str {
         self.pat_fields.get(i).map_or("pat", String::as_str)

@@ -181,7 +181,7 @@ impl Prefilter {
 
     /// Whether any op may match.
     #[cfg(test)]
-    pub fn may_match(&self, haystack: &[u8]) -> bool {
+    fn may_match(&self, haystack: &[u8]) -> bool {
         (0..self.alternatives.len()).any(|i| self.op_may_match(i, haystack))
     }
 }

@@ -1,8 +1,9 @@
 //! Planning a rewrite: every op's replacements in every file, merged, checked, and capped.
 //!
 //! Each file is parsed once; every op runs against that original tree (so one op never sees
-//! another's output) with the non-reentrant traversal of ast-grep's `replace_all` and of the
-//! CLI's `--update-all`, and the edits are merged in source order. Edits of two ops that
+//! another's output) with the non-reentrant traversal of the CLI's `--update-all` (nested
+//! matches inside a rewritten match stay), each match's whole node is replaced as the CLI
+//! does, and the edits are merged in source order. Edits of two ops that
 //! overlap are refused here, at preview time. Files with syntax errors are rewritten like the
 //! CLI rewrites them, and listed.
 //!
@@ -15,6 +16,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use ast_grep_core::replacer::Replacer as _;
 use serde::Serialize;
 
 use super::matching::{for_each_match, has_syntax_error, parse};
@@ -302,9 +304,11 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
         let op = &c.ops.ops[i];
         let Some(fix) = &op.fix else { continue };
         for_each_match(&root, &op.pattern, false, |m| {
-            let edit = m.make_edit(&op.pattern, fix);
-            let range = edit.position..edit.position + edit.deleted_length;
-            let text = String::from_utf8(edit.inserted_text)
+            // The whole matched node is replaced, trailing `;` included, as the CLI does
+            // (`var $A = $B` -> `let $A = $B` turns `var a = 1;` into `let a = 1`). ast-grep's
+            // `replace_all` stops before such trailing tokens instead; the CLI is the oracle.
+            let range = m.range();
+            let text = String::from_utf8(fix.generate_replacement(&m))
                 .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
             if c.text.get(range.clone()) == Some(text.as_str()) {
                 result.identical += 1;

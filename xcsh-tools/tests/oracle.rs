@@ -1,0 +1,321 @@
+//! Oracle: the engine rewrites exactly what `ast-grep run --update-all` (CLI 0.51.1, the same
+//! engine version as our `ast-grep-core`) rewrites, byte for byte.
+//!
+//! For each case the fixture tree (`tests/fixtures/oracle`, six languages, nested and
+//! multi-line matches, unicode, CRLF files, a syntax error, hidden and .gitignored files) is
+//! copied twice; the CLI rewrites one copy in place, the engine's plan is applied to the other
+//! through a `ChangeSet`, and the two trees must be identical. Every file the CLI changed must
+//! also have passed the engine's prefilter.
+//!
+//! The CLI is found through `AST_GREP`, else `<repo>/.venv/bin/ast-grep`
+//! (`scripts/bootstrap-python.sh` installs it). Without it the test fails, unless
+//! `XCSH_SKIP_ORACLE=1` is set.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use xcsh_tools::changeset::ChangeSet;
+use xcsh_tools::engine::{self, CompiledOps, Control, EditRequest, Lang, Op, Scope};
+use xcsh_tools::workspace::Workspace;
+
+struct Case {
+    lang: Option<&'static str>,
+    pat: &'static str,
+    out: &'static str,
+}
+
+const fn case(lang: &'static str, pat: &'static str, out: &'static str) -> Case {
+    Case {
+        lang: Some(lang),
+        pat,
+        out,
+    }
+}
+
+const CASES: &[Case] = &[
+    // Rust: nested calls, multi-line chains, CRLF, a file with a syntax error, hidden and
+    // ignored files.
+    case("rust", "$X.unwrap()", "$X.expect(\"checked\")"),
+    case(
+        "rust",
+        "match $E { $$$ARMS }",
+        "match ($E) {\n    $$$ARMS\n}",
+    ),
+    case("rust", "Arc::new($A)", "Rc::new($A)"),
+    case("rust", "println!($$$ARGS)", "eprintln!($$$ARGS)"),
+    // No literal at all: every file is parsed.
+    case("rust", "$A + $B", "$B + $A"),
+    case("rs", "let $P = $E;", "let $P = { $E };"),
+    // Python: unicode, CRLF, multi-line calls, a .pyi stub.
+    case("python", "print($$$A)", "logger.info($$$A)"),
+    case("py", "$A == None", "$A is None"),
+    case(
+        "python",
+        "def $F($$$P):\n    $$$B",
+        "def $F($$$P):\n    \"\"\"TODO\"\"\"\n    $$$B",
+    ),
+    // TypeScript (.ts, .mts; CRLF file).
+    case("typescript", "console.log($$$A)", "logger.debug($$$A)"),
+    case("ts", "$A as any", "$A as unknown"),
+    // TSX.
+    case("tsx", "useState($A)", "useState<unknown>($A)"),
+    case(
+        "tsx",
+        "<Button label={$L} $$$REST />",
+        "<Button text={$L} $$$REST />",
+    ),
+    // JavaScript (.js, .mjs, .cjs with CRLF, .jsx).
+    case("javascript", "var $A = $B", "let $A = $B"),
+    case("js", "$A === undefined", "$A == null"),
+    case("jsx", "require($M)", "await import($M)"),
+    // Go (CRLF file).
+    // In Go, `pkg.F($$$A)` alone parses as a type conversion and matches no call (same in
+    // the CLI): spell the arguments out.
+    case("go", "fmt.Println($A, $B)", "log.Println($A, $B)"),
+    case(
+        "golang",
+        "var $X = errors.New($M)",
+        "var $X = fmt.Errorf($M)",
+    ),
+    case(
+        "go",
+        "fmt.Errorf($F, $$$A)",
+        "errors.Join(fmt.Errorf($F, $$$A))",
+    ),
+    // No literal: every Go file is parsed; nested calls stay.
+    case("go", "$F($$$ARGS)", "call($F, $$$ARGS)"),
+    case(
+        "go",
+        "if err != nil { return $$$R }",
+        "if err != nil {\n\treturn $$$R // propagated\n}",
+    ),
+    // Language inferred per file: the same pattern in JS, TS and TSX files at once.
+    Case {
+        lang: None,
+        pat: "console.log($$$A)",
+        out: "console.info($$$A)",
+    },
+];
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xcsh-tools sits in the repository root")
+        .to_path_buf()
+}
+
+/// The ast-grep CLI, or `None` when the oracle is explicitly skipped.
+fn ast_grep() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("AST_GREP") {
+        let path = PathBuf::from(path);
+        assert!(
+            path.is_file(),
+            "AST_GREP={} is not a file; point it at the ast-grep 0.51.1 binary or run scripts/bootstrap-python.sh",
+            path.display()
+        );
+        return Some(path);
+    }
+    let venv = repo_root().join(".venv/bin/ast-grep");
+    if venv.is_file() {
+        return Some(venv);
+    }
+    if std::env::var("XCSH_SKIP_ORACLE").as_deref() == Ok("1") {
+        eprintln!("XCSH_SKIP_ORACLE=1: skipping the ast-grep CLI oracle");
+        return None;
+    }
+    panic!(
+        "the ast-grep CLI oracle is missing: run scripts/bootstrap-python.sh (installs ast-grep-cli==0.51.1 into {}), \
+         or set AST_GREP to an ast-grep 0.51.1 binary, or set XCSH_SKIP_ORACLE=1 to skip this test",
+        repo_root().join(".venv").display()
+    );
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oracle")
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create copy dir");
+    for entry in std::fs::read_dir(from).expect("read fixture dir") {
+        let entry = entry.expect("fixture entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy fixture");
+        }
+    }
+}
+
+/// A fresh copy of the fixtures that both walkers treat as a git repository, so .gitignore
+/// applies (the `ignore` crate only looks for a `.git` directory).
+fn fresh_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_tree(&fixtures(), dir.path());
+    std::fs::create_dir(dir.path().join(".git")).expect("mark as git repo");
+    dir
+}
+
+/// Every file under `dir` (outside `.git`), root-relative, with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).expect("read dir") {
+            let entry = entry.expect("entry");
+            let path = entry.path();
+            if entry.file_name() == ".git" {
+                continue;
+            }
+            if entry.file_type().expect("file type").is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path
+                    .strip_prefix(root)
+                    .expect("under root")
+                    .to_string_lossy()
+                    .into_owned();
+                out.insert(rel, std::fs::read(&path).expect("read file"));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn run_cli(ast_grep: &Path, case: &Case, dir: &Path) {
+    let mut cmd = Command::new(ast_grep);
+    cmd.args(["run", "-p", case.pat, "-r", case.out, "--update-all"]);
+    if let Some(lang) = case.lang {
+        cmd.args(["-l", lang]);
+    }
+    let output = cmd
+        .arg(".")
+        .current_dir(dir)
+        .output()
+        .expect("run ast-grep");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("Error") && !stderr.contains("error:"),
+        "ast-grep failed on `{}`: {stderr}",
+        case.pat
+    );
+}
+
+fn run_engine(case: &Case, dir: &Path) -> engine::EditPlan {
+    let ws = Workspace::new(dir).expect("workspace");
+    let request = EditRequest {
+        ops: vec![Op::new(case.pat, case.out)],
+        lang: case.lang.map(|l| l.parse::<Lang>().expect("supported")),
+        ..EditRequest::default()
+    };
+    let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())
+        .unwrap_or_else(|e| panic!("engine refused `{}`: {e}", case.pat));
+    let mut changes = ChangeSet::new(ws);
+    for file in &plan.files {
+        changes
+            .modify_expecting(&file.path, file.fingerprint, file.new_contents.clone())
+            .expect("queue modification");
+    }
+    if !changes.is_empty() {
+        changes.apply().expect("apply");
+    }
+    plan
+}
+
+fn first_difference(
+    cli: &BTreeMap<String, Vec<u8>>,
+    ours: &BTreeMap<String, Vec<u8>>,
+) -> Option<String> {
+    let names: std::collections::BTreeSet<&String> = cli.keys().chain(ours.keys()).collect();
+    for name in names {
+        let (a, b) = (cli.get(name), ours.get(name));
+        if a == b {
+            continue;
+        }
+        let text = |v: Option<&Vec<u8>>| v.map(|v| String::from_utf8_lossy(v).into_owned());
+        let (a, b) = (text(a).unwrap_or_default(), text(b).unwrap_or_default());
+        let diff = similar::TextDiff::from_lines(&a, &b)
+            .unified_diff()
+            .header("ast-grep CLI", "engine")
+            .to_string();
+        return Some(format!("{name} differs:\n{diff}"));
+    }
+    None
+}
+
+#[test]
+fn engine_rewrites_exactly_like_the_cli() {
+    let Some(ast_grep) = ast_grep() else { return };
+    let original = snapshot(&fixtures());
+    let mut failures = Vec::new();
+    for case in CASES {
+        let cli_dir = fresh_copy();
+        let our_dir = fresh_copy();
+        run_cli(&ast_grep, case, cli_dir.path());
+        let plan = run_engine(case, our_dir.path());
+        let cli = snapshot(cli_dir.path());
+        let ours = snapshot(our_dir.path());
+        let label = format!(
+            "[{}] `{}` -> `{}`",
+            case.lang.unwrap_or("inferred"),
+            case.pat,
+            case.out
+        );
+
+        let changed_by_cli: Vec<&String> = cli
+            .iter()
+            .filter(|(name, bytes)| original.get(*name) != Some(*bytes))
+            .map(|(name, _)| name)
+            .collect();
+        if changed_by_cli.is_empty() {
+            failures.push(format!(
+                "{label}: the CLI changed nothing; the case tests nothing"
+            ));
+            continue;
+        }
+        if let Some(diff) = first_difference(&cli, &ours) {
+            failures.push(format!("{label}: {diff}"));
+            continue;
+        }
+
+        // The prefilter must have let through every file the CLI changed.
+        let ops = CompiledOps::for_edit(
+            &[Op::new(case.pat, case.out)],
+            case.lang.map(|l| l.parse().expect("supported")),
+        )
+        .expect("compiles");
+        for name in &changed_by_cli {
+            let lang = case
+                .lang
+                .map(|l| l.parse::<Lang>().expect("supported"))
+                .or_else(|| Lang::from_path(Path::new(name.as_str())))
+                .expect("a language");
+            if !ops.may_match(lang, &original[*name]) {
+                failures.push(format!(
+                    "{label}: the prefilter would skip {name}, which the CLI changed"
+                ));
+            }
+        }
+
+        // The ignored and hidden-directory files are never touched by either.
+        for untouched in [
+            "generated/bindings.rs",
+            "rust/src/schema.gen.rs",
+            "rust/src/.cache/stale.rs",
+        ] {
+            assert_eq!(
+                ours[untouched], original[untouched],
+                "{label}: {untouched} changed"
+            );
+        }
+        eprintln!(
+            "ok {label}: {} files, {} replacements, {} parsed of {} scanned",
+            plan.totals.files_changed,
+            plan.totals.replacements,
+            plan.totals.files_parsed,
+            plan.totals.files_scanned
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
