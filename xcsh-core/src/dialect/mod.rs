@@ -45,7 +45,7 @@ mod restore;
 pub mod validate;
 
 pub use definition::{ToolMeta, gemini_tools, tool_definition};
-pub use lower::{FieldPath, LowerError, LowerErrorKind, lower_schema};
+pub use lower::{FieldPath, LowerError, LowerErrorKind, PathSegment, lower_schema};
 pub use restore::restore_arguments;
 
 /// An LLM API (or protocol) whose tool-definition format xcsh can produce.
