@@ -14,6 +14,9 @@ packages=(
     # The ast-grep CLI at the same engine version as the workspace's ast-grep-core; used by
     # xcsh-tools/tests/oracle.rs as the reference for rewrites.
     "ast-grep-cli==0.51.1"
+    # The official MCP Python SDK: a client this project did not write, used by
+    # tests/interop/test_mcp_stdio.py against `xcsh serve`.
+    "mcp==2.3.0"
 )
 
 if [[ ! -x "$venv/bin/python" ]]; then
