@@ -6,6 +6,7 @@ use ast_grep_core::{AstGrep, Matcher as _, NodeMatch, Pattern};
 use ast_grep_language::SupportLang;
 
 use super::Lang;
+use super::prefilter::Anchors;
 
 pub(crate) type Doc = StrDoc<SupportLang>;
 pub(crate) type Root = AstGrep<Doc>;
@@ -32,19 +33,25 @@ pub(crate) fn has_syntax_error(root: &Root) -> bool {
 /// Only nodes of the kind the pattern's root can match are tried, which is exactly the set
 /// ast-grep's matcher would accept (it compares the kind first), so the result is the same as
 /// `Visitor::new(pattern).reentrant(..)` without calling the matcher on every node.
+///
+/// With `anchors`, subtrees that do not cover an occurrence of a literal every match contains
+/// are skipped: no match can be inside them.
 pub(crate) fn for_each_match<'r>(
     root: &'r Root,
     pattern: &Pattern,
     reentrant: bool,
+    anchors: Option<&Anchors>,
     mut f: impl FnMut(NodeMatch<'r, Doc>),
 ) {
     let kinds = pattern.potential_kinds();
     let mut cursor = root.root().get_inner_node().walk();
     loop {
         let node = cursor.node();
-        let try_it = kinds
-            .as_ref()
-            .is_none_or(|k| k.contains(usize::from(node.kind_id())));
+        let relevant = anchors.is_none_or(|a| a.covered_by(node.start_byte(), node.end_byte()));
+        let try_it = relevant
+            && kinds
+                .as_ref()
+                .is_none_or(|k| k.contains(usize::from(node.kind_id())));
         let matched = try_it
             && match pattern.match_node(root.adopt(node)) {
                 Some(m) => {
@@ -53,7 +60,7 @@ pub(crate) fn for_each_match<'r>(
                 }
                 None => false,
             };
-        if (!matched || reentrant) && cursor.goto_first_child() {
+        if relevant && (!matched || reentrant) && cursor.goto_first_child() {
             continue;
         }
         while !cursor.goto_next_sibling() {
@@ -67,7 +74,8 @@ pub(crate) fn for_each_match<'r>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ast_grep_core::tree_sitter::traversal::Visitor;
+    use crate::engine::prefilter::{Prefilter, required_literals};
+    use ast_grep_core::tree_sitter::Visitor;
 
     /// The traversal must find exactly what ast-grep's own `Visitor` finds.
     #[test]
@@ -93,15 +101,26 @@ mod tests {
             let root = parse(src, lang).unwrap();
             for pat in pats {
                 let pattern = Pattern::try_new(pat, lang.support_lang()).unwrap();
+                let prefilter = Prefilter::new(vec![required_literals(&pattern, lang)]);
+                let anchors = prefilter.anchors(0, src.as_bytes());
                 for reentrant in [false, true] {
-                    let mut ours = Vec::new();
-                    for_each_match(&root, &pattern, reentrant, |m| ours.push(m.range()));
                     let theirs: Vec<_> = Visitor::new(&pattern)
                         .reentrant(reentrant)
                         .visit(root.root())
                         .map(|m| m.range())
                         .collect();
-                    assert_eq!(ours, theirs, "{lang} `{pat}` reentrant={reentrant}");
+                    for anchors in [None, anchors.as_ref()] {
+                        let mut ours = Vec::new();
+                        for_each_match(&root, &pattern, reentrant, anchors, |m| {
+                            ours.push(m.range())
+                        });
+                        assert_eq!(
+                            ours,
+                            theirs,
+                            "{lang} `{pat}` reentrant={reentrant} anchored={}",
+                            anchors.is_some()
+                        );
+                    }
                 }
             }
         }

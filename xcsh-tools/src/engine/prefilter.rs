@@ -131,11 +131,10 @@ impl Finder {
         }
     }
 
-    fn occurs_in(&self, haystack: &[u8]) -> bool {
+    /// Start offsets of the occurrences that respect the word boundaries, in order.
+    fn occurrences<'h>(&'h self, haystack: &'h [u8]) -> impl Iterator<Item = usize> + 'h {
         let len = self.finder.needle().len();
-        let mut from = 0;
-        while let Some(found) = self.finder.find(&haystack[from..]) {
-            let start = from + found;
+        self.finder.find_iter(haystack).filter(move |&start| {
             let end = start + len;
             let start_ok = !self.word_start
                 || start == 0
@@ -144,12 +143,28 @@ impl Finder {
                 || haystack
                     .get(end)
                     .is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_'));
-            if start_ok && end_ok {
-                return true;
-            }
-            from = start + 1;
-        }
-        false
+            start_ok && end_ok
+        })
+    }
+
+    fn occurs_in(&self, haystack: &[u8]) -> bool {
+        self.occurrences(haystack).next().is_some()
+    }
+}
+
+/// Where one literal that every match of an op contains occurs in a file: a match can only
+/// be a node whose byte range covers one of these, so the rest of the tree need not be
+/// visited.
+pub(crate) struct Anchors {
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl Anchors {
+    /// Whether `start..end` covers a whole occurrence.
+    pub fn covered_by(&self, start: usize, end: usize) -> bool {
+        let i = self.starts.partition_point(|&p| p < start);
+        self.starts.get(i).is_some_and(|&p| p + self.len <= end)
     }
 }
 
@@ -177,6 +192,15 @@ impl Prefilter {
         self.alternatives
             .get(i)
             .is_none_or(|finders| finders.iter().all(|f| f.occurs_in(haystack)))
+    }
+
+    /// The occurrences of op `i`'s first (longest) literal, or `None` when it has none.
+    pub fn anchors(&self, i: usize, haystack: &[u8]) -> Option<Anchors> {
+        let finder = self.alternatives.get(i)?.first()?;
+        Some(Anchors {
+            starts: finder.occurrences(haystack).collect(),
+            len: finder.finder.needle().len(),
+        })
     }
 
     /// Whether any op may match.

@@ -303,7 +303,8 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
     for &i in &c.may_match {
         let op = &c.ops.ops[i];
         let Some(fix) = &op.fix else { continue };
-        for_each_match(&root, &op.pattern, false, |m| {
+        let anchors = c.ops.prefilter.anchors(i, c.text.as_bytes());
+        for_each_match(&root, &op.pattern, false, anchors.as_ref(), |m| {
             // The whole matched node is replaced, trailing `;` included, as the CLI does
             // (`var $A = $B` -> `let $A = $B` turns `var a = 1;` into `let a = 1`). ast-grep's
             // `replace_all` stops before such trailing tokens instead; the CLI is the oracle.

@@ -156,7 +156,8 @@ fn search_file(c: Candidate<'_>) -> (PathBuf, String, bool, Vec<Match>) {
     for &i in &c.may_match {
         let op = &c.ops.ops[i];
         let names: Vec<MetaVariable> = capture_names(&op.pattern);
-        for_each_match(&root, &op.pattern, true, |m| {
+        let anchors = c.ops.prefilter.anchors(i, c.text.as_bytes());
+        for_each_match(&root, &op.pattern, true, anchors.as_ref(), |m| {
             let start = m.start_pos();
             let end = m.end_pos();
             found.push(Match {
