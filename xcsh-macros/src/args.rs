@@ -106,18 +106,18 @@ pub(crate) fn parse(tokens: TokenStream, specs: &[KeySpec], errors: &mut Errors)
         let spec = key
             .as_ref()
             .and_then(|k| specs.iter().find(|s| k == s.name));
-        if spec.is_none() {
-            if let Some(index) = open_format {
-                match parse_format_arg(&item) {
-                    Ok(arg) => {
-                        if let Value::Format(_, extra) = &mut args[index].value {
-                            extra.push(arg);
-                        }
+        if spec.is_none()
+            && let Some(index) = open_format
+        {
+            match parse_format_arg(&item) {
+                Ok(arg) => {
+                    if let Value::Format(_, extra) = &mut args[index].value {
+                        extra.push(arg);
                     }
-                    Err(e) => errors.push(e),
                 }
-                continue;
+                Err(e) => errors.push(e),
             }
+            continue;
         }
         let Some(spec) = spec else {
             match &key {
@@ -239,10 +239,10 @@ fn parse_format_arg(item: &[TokenTree]) -> syn::Result<FormatArg> {
     };
     let mut tokens = TokenStream::new();
     // `.field` is shorthand for `self.field`, as in thiserror's `#[error("…", .field)]`.
-    if let Some(TokenTree::Punct(p)) = rest.first() {
-        if p.as_char() == '.' {
-            tokens.extend(quote::quote_spanned!(p.span()=> self));
-        }
+    if let Some(TokenTree::Punct(p)) = rest.first()
+        && p.as_char() == '.'
+    {
+        tokens.extend(quote::quote_spanned!(p.span()=> self));
     }
     tokens.extend(rest.iter().cloned());
     let expr = syn::parse2::<Expr>(tokens.clone()).map_err(|e| {

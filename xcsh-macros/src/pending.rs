@@ -144,15 +144,13 @@ fn parse_config(
     };
 
     let apply = hook(&args, "apply", errors);
-    if apply.is_none() {
-        if args.value("apply").is_none() {
-            errors.at(
+    if apply.is_none() && args.value("apply").is_none() {
+        errors.at(
                 Span::call_site(),
                 format!(
                     "#[pending] needs `apply`: write `#[pending(apply, label = \"…\")]` and `impl {target} {{ async fn apply(&mut self, reason: &str) -> Result<String, ToolError> {{ … }} }}`"
                 ),
             );
-        }
     }
     let reject = hook(&args, "reject", errors);
 
@@ -270,7 +268,7 @@ fn check_label(
         return;
     }
     for name in named_placeholders(&text) {
-        let is_field = fields.iter().any(|f| *f == name);
+        let is_field = fields.contains(&name);
         let is_arg = extra
             .iter()
             .any(|a| a.name.as_ref().is_some_and(|n| *n == name));
@@ -502,11 +500,10 @@ fn expand_struct(
                 }
                 // Bare field names as arguments: `label = "{} files", count`.
                 for arg in extra {
-                    if let Expr::Path(p) = &arg.expr {
-                        if let Some(ident) = p.path.get_ident().and_then(|i| field(&i.to_string()))
-                        {
-                            bind(ident);
-                        }
+                    if let Expr::Path(p) = &arg.expr
+                        && let Some(ident) = p.path.get_ident().and_then(|i| field(&i.to_string()))
+                    {
+                        bind(ident);
                     }
                 }
             }

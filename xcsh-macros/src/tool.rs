@@ -141,13 +141,13 @@ pub(crate) fn parse_config(
     }
 
     let struct_name = args.ident("struct_name").cloned();
-    if form == Form::Struct {
-        if let Some(key) = args.key("struct_name") {
-            errors.spanned(
+    if form == Form::Struct
+        && let Some(key) = args.key("struct_name")
+    {
+        errors.spanned(
                 key,
                 format!("`struct_name` names the struct generated for an `async fn` tool; here the struct is `{target}` already"),
             );
-        }
     }
 
     let paths = match args.value("crate") {

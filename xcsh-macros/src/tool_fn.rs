@@ -115,21 +115,19 @@ pub(crate) fn expand(
                     continue;
                 }
                 if let Type::Reference(r) = &*arg.ty {
-                    if r.mutability.is_some() {
-                        if let Type::Path(p) = &*r.elem {
-                            if p.path
-                                .segments
-                                .last()
-                                .is_some_and(|s| s.ident == "ToolContext")
-                            {
-                                errors.spanned(
-                                    &arg.ty,
-                                    "take the context by shared reference: `ctx: &ToolContext`",
-                                );
-                                fatal = true;
-                                continue;
-                            }
-                        }
+                    if r.mutability.is_some()
+                        && let Type::Path(p) = &*r.elem
+                        && p.path
+                            .segments
+                            .last()
+                            .is_some_and(|s| s.ident == "ToolContext")
+                    {
+                        errors.spanned(
+                            &arg.ty,
+                            "take the context by shared reference: `ctx: &ToolContext`",
+                        );
+                        fatal = true;
+                        continue;
                     }
                     errors.spanned(
                         &arg.ty,
@@ -154,7 +152,7 @@ pub(crate) fn expand(
                     }
                     other => {
                         errors.spanned(
-                            &*other,
+                            other,
                             "tool parameters need a plain name (it is the JSON property name): write `name: Type`",
                         );
                         fatal = true;
