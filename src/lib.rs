@@ -17,6 +17,8 @@ pub mod tools {
     pub use xcsh_tools::*;
 }
 
+pub mod mcp;
+
 /// Paths the macros' generated code uses, so a user's crate needs only `xcsh` (under any
 /// name) as a dependency. Not public API.
 #[doc(hidden)]

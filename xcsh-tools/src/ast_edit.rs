@@ -228,7 +228,7 @@ pub fn render_preview(plan: &EditPlan, max_diff_chars: usize) -> String {
             out.push_str(&diff);
         }
     }
-    let notes = notes(plan);
+    let notes = preview_notes(plan);
     if !notes.is_empty() {
         out.push('\n');
         for note in notes {
@@ -241,7 +241,9 @@ pub fn render_preview(plan: &EditPlan, max_diff_chars: usize) -> String {
     out
 }
 
-fn notes(plan: &EditPlan) -> Vec<String> {
+/// What a reader of a plan should know besides the diffs, one sentence each: the limit cut
+/// replacements, files skipped (and why), files with syntax errors, warnings.
+pub fn preview_notes(plan: &EditPlan) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(limit) = &plan.limit {
         notes.push(format!(

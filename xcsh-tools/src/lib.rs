@@ -8,7 +8,9 @@ pub mod engine;
 mod run;
 pub mod workspace;
 
-pub use ast_edit::{AST_EDIT, AstEdit, AstEditOp, AstEditParams, render_preview, summary};
+pub use ast_edit::{
+    AST_EDIT, AstEdit, AstEditOp, AstEditParams, preview_notes, render_preview, summary,
+};
 pub use ast_grep::{AST_GREP, AstGrep, AstGrepParams, render_matches};
 pub use builtin::builtin_suite;
 

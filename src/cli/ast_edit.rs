@@ -1,0 +1,272 @@
+//! `xcsh ast-edit`: the `ast_edit` tool's engine and ChangeSet for a person at a terminal —
+//! a coloured diff, then apply on confirmation (or `--yes`).
+//!
+//! Exit codes: 0 applied or nothing to do, 1 declined or preview only, 2 error.
+
+use std::collections::HashSet;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Component, Path, PathBuf};
+use std::process::ExitCode;
+
+use xcsh::tools::changeset::ChangeSet;
+use xcsh::tools::engine::{self, Control, EditPlan, EditRequest, EngineError, Lang, Op, Scope};
+use xcsh::tools::workspace::{PathError, Workspace};
+use xcsh::tools::{preview_notes, render_preview, summary};
+
+use super::progress::StderrProgress;
+use super::{Failure, root, style};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The code to match, as an ast-grep pattern: `$X` matches one node, `$$$XS` a list.
+    #[arg(short = 'p', long = "pattern", value_name = "PATTERN")]
+    pattern: String,
+    /// The replacement; may use the pattern's metavariables.
+    #[arg(short = 'r', long = "rewrite", value_name = "REWRITE")]
+    rewrite: String,
+    /// The language of the pattern: rust, python, typescript, tsx, javascript or go
+    /// (default: inferred from each file's extension).
+    #[arg(short = 'l', long = "lang", value_name = "LANG")]
+    lang: Option<String>,
+    /// Apply without asking.
+    #[arg(short = 'y', long)]
+    yes: bool,
+    /// The directory edits are confined to (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Files, directories or globs to edit (default: the whole root).
+    #[arg(value_name = "PATH")]
+    paths: Vec<String>,
+}
+
+/// Exit code of a preview that was not applied (declined, or no terminal to ask on).
+const NOT_APPLIED: u8 = 1;
+
+pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
+    let root = root::workspace_root(args.root.as_deref())?;
+    let ws = Workspace::new(&root).map_err(|e| Failure(format!("--root: {e}")))?;
+    let lang = args
+        .lang
+        .as_deref()
+        .map(str::parse::<Lang>)
+        .transpose()
+        .map_err(engine_failure)?;
+    let scopes = scope_paths(&root, &args.paths)?;
+    let request = EditRequest {
+        ops: vec![Op::new(args.pattern, args.rewrite)],
+        lang,
+        ..EditRequest::default()
+    };
+
+    let plan = {
+        let indicator = StderrProgress::new();
+        let report = |p| indicator.report(p);
+        let control = Control {
+            cancel: None,
+            progress: Some(&report),
+        };
+        plan_scopes(&ws, &scopes, &request, &control)?
+    };
+
+    let mut stdout = anstream::stdout().lock();
+    let write_failed = |e: std::io::Error| Failure(format!("cannot write to stdout: {e}"));
+    if plan.totals.replacements == 0 {
+        writeln!(stdout, "{}", render_preview(&plan, 0)).map_err(write_failed)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    show(&mut stdout, &plan).map_err(write_failed)?;
+    drop(stdout);
+
+    let what = summary(plan.totals.replacements, plan.files.len());
+    let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    if !args.yes {
+        if !interactive {
+            eprintln!(
+                "Preview only: nothing was written, since there is no terminal to ask on. Re-run with --yes to apply."
+            );
+            return Ok(ExitCode::from(NOT_APPLIED));
+        }
+        if !confirm(&format!("Apply {what}? [y/N] "))? {
+            eprintln!("Not applied; nothing was written.");
+            return Ok(ExitCode::from(NOT_APPLIED));
+        }
+    }
+
+    apply(ws, &plan)?;
+    let mut stdout = anstream::stdout().lock();
+    style::line(&mut stdout, style::OK, &format!("Applied {what}.")).map_err(write_failed)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The paths as the engine takes them: relative to the root (a person's are relative to the
+/// current directory), refused when they lead out of the root.
+fn scope_paths(root: &Path, paths: &[String]) -> Result<Vec<String>, Failure> {
+    let cwd = std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .map_err(|e| Failure(format!("cannot read the current directory: {e}")))?;
+    paths
+        .iter()
+        .map(|given| {
+            let joined = normalize(&cwd.join(given));
+            let resolved = joined.canonicalize().unwrap_or(joined);
+            if !resolved.starts_with(root) {
+                return Err(Failure(format!(
+                    "PATH `{given}` is outside the root `{}`; edit files under the root, or pass --root DIR to widen it",
+                    root.display()
+                )));
+            }
+            // Root-relative, which the engine reads both as a path and as a glob.
+            let relative = resolved.strip_prefix(root).unwrap_or(&resolved);
+            Ok(match relative.to_string_lossy().into_owned() {
+                empty if empty.is_empty() => ".".to_owned(),
+                relative => relative,
+            })
+        })
+        .collect()
+}
+
+/// `a/./b/../c` as `a/c`, without touching the file system (the path may be a glob).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// One plan over every scope (the whole root when none): the engine takes one path at a time,
+/// so each is planned and the plans are merged, a file named twice counted once.
+fn plan_scopes(
+    ws: &Workspace,
+    scopes: &[String],
+    request: &EditRequest,
+    control: &Control<'_>,
+) -> Result<EditPlan, Failure> {
+    if scopes.is_empty() {
+        return engine::plan_edits(&Scope::root(ws), request, control).map_err(engine_failure);
+    }
+    let mut merged = EditPlan::default();
+    let mut seen = HashSet::new();
+    for path in scopes {
+        let plan = engine::plan_edits(&Scope::root(ws).with_path(path), request, control)
+            .map_err(engine_failure)?;
+        merged.totals.files_scanned += plan.totals.files_scanned;
+        merged.totals.files_parsed += plan.totals.files_parsed;
+        merged.totals.identical += plan.totals.identical;
+        merged.files.extend(
+            plan.files
+                .into_iter()
+                .filter(|f| seen.insert(f.path.clone())),
+        );
+        extend_unique(&mut merged.parse_errors, plan.parse_errors);
+        extend_unique(&mut merged.warnings, plan.warnings);
+        let skipped = &mut merged.skipped;
+        extend_unique(&mut skipped.binary, plan.skipped.binary);
+        extend_unique(&mut skipped.non_utf8, plan.skipped.non_utf8);
+        extend_unique(&mut skipped.too_large, plan.skipped.too_large);
+        extend_unique(&mut skipped.temp_artifacts, plan.skipped.temp_artifacts);
+        extend_unique(&mut skipped.unreadable, plan.skipped.unreadable);
+    }
+    merged.files.sort_by(|a, b| a.display.cmp(&b.display));
+    merged.totals.files_changed = merged.files.len();
+    merged.totals.replacements = merged.files.iter().map(|f| f.replacements.len()).sum();
+    merged.totals.replacements_found = merged.totals.replacements;
+    Ok(merged)
+}
+
+fn extend_unique(list: &mut Vec<String>, more: Vec<String>) {
+    for item in more {
+        if !list.contains(&item) {
+            list.push(item);
+        }
+    }
+}
+
+/// The diffs, the per-file counts, the summary and the notes.
+fn show(out: &mut impl Write, plan: &EditPlan) -> std::io::Result<()> {
+    for file in &plan.files {
+        style::diff(out, &engine::preview::unified_diff(file))?;
+    }
+    writeln!(out)?;
+    for file in &plan.files {
+        let n = file.replacements.len();
+        writeln!(
+            out,
+            "{}: {n} replacement{}",
+            file.display,
+            if n == 1 { "" } else { "s" }
+        )?;
+    }
+    style::line(
+        out,
+        style::FILE,
+        &format!(
+            "{} ({} files scanned).",
+            summary(plan.totals.replacements, plan.files.len()),
+            plan.totals.files_scanned
+        ),
+    )?;
+    for note in preview_notes(plan) {
+        style::line(out, style::WARN, &note)?;
+    }
+    Ok(())
+}
+
+/// Asks on stderr, reads one line from stdin: only `y` or `yes` agree.
+fn confirm(question: &str) -> Result<bool, Failure> {
+    let mut stderr = anstream::stderr().lock();
+    let _ = write!(stderr, "{}{question}{:#}", style::FILE, style::FILE);
+    let _ = stderr.flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure(format!("cannot read the answer from stdin: {e}")))?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+/// Writes exactly the previewed contents, all or nothing, refusing files changed since.
+fn apply(ws: Workspace, plan: &EditPlan) -> Result<(), Failure> {
+    let mut changes = ChangeSet::new(ws);
+    for file in &plan.files {
+        changes
+            .modify_expecting(&file.path, file.fingerprint, file.new_contents.as_bytes())
+            .map_err(|e| Failure(format!("cannot stage the edit of `{}`: {e}", file.display)))?;
+    }
+    changes.apply().map_err(|e| Failure(e.to_string()))?;
+    Ok(())
+}
+
+/// An engine error in the command line's terms: its field names become the flags.
+fn engine_failure(error: EngineError) -> Failure {
+    let hint = match &error {
+        EngineError::Path(PathError::OutsideRoot { .. }) => {
+            "; or pass --root DIR to widen the root"
+        }
+        _ => "",
+    };
+    let message = error.to_string();
+    let message = [
+        ("ops[0].pat: ", "--pattern: "),
+        ("ops[0].out: ", "--rewrite: "),
+        ("lang: ", "--lang: "),
+        ("path: ", "PATH: "),
+    ]
+    .iter()
+    .find_map(|(field, flag)| {
+        message
+            .strip_prefix(field)
+            .map(|rest| format!("{flag}{rest}"))
+    })
+    .unwrap_or(message);
+    Failure(format!("{message}{hint}"))
+}

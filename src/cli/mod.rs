@@ -1,0 +1,98 @@
+//! Command-line parsing and dispatch: one module per subcommand, shared pieces beside them.
+
+mod ast_edit;
+mod demo;
+mod logging;
+mod progress;
+mod root;
+mod serve;
+mod session;
+mod style;
+mod tools;
+
+use std::fmt;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Tools for LLM coding agents: previewed edits that change nothing until resolved.
+#[derive(Debug, Parser)]
+#[command(name = "xcsh", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the built-in tools and `resolve` over MCP on stdin/stdout.
+    Serve(serve::Args),
+    /// Print the tool definitions for one provider, as JSON.
+    Tools(tools::Args),
+    /// Replay a JSONL script of tool calls against one session.
+    Session(session::Args),
+    /// Structural search-and-replace with a diff preview, applied after confirmation.
+    AstEdit(ast_edit::Args),
+    /// Show the whole preview → resolve flow on a bundled sample workspace.
+    Demo(demo::Args),
+}
+
+impl Command {
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Serve(_) => "serve",
+            Command::Tools(_) => "tools",
+            Command::Session(_) => "session",
+            Command::AstEdit(_) => "ast-edit",
+            Command::Demo(_) => "demo",
+        }
+    }
+}
+
+/// A failure that ends the command with exit code 2; the message says what was wrong and
+/// what to do.
+#[derive(Debug)]
+pub(crate) struct Failure(pub(crate) String);
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure(message)
+    }
+}
+
+/// Exit code of a failure: usage errors and failed commands alike.
+pub(crate) const EXIT_FAILURE: u8 = 2;
+
+pub(crate) fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init();
+    let name = cli.command.name();
+    let outcome = match cli.command {
+        Command::Serve(args) => serve::run(args),
+        Command::Tools(args) => tools::run(args),
+        Command::Session(args) => session::run(args),
+        Command::AstEdit(args) => ast_edit::run(args),
+        Command::Demo(args) => demo::run(args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("xcsh {name}: {failure}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+/// A runtime for the async parts (tool calls, the MCP server).
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure(format!("cannot start the async runtime: {e}")))
+}

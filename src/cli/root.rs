@@ -1,0 +1,48 @@
+//! The workspace root every subcommand works in, and the registry of built-in tools.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use xcsh::Registry;
+use xcsh::tools::builtin_suite;
+
+use super::Failure;
+
+/// `--root` when given, else the current directory; it must be an existing directory.
+/// Returned canonical, so messages and confinement checks agree on one spelling.
+pub(crate) fn workspace_root(root: Option<&Path>) -> Result<PathBuf, Failure> {
+    let given = match root {
+        Some(root) => root.to_path_buf(),
+        None => std::env::current_dir().map_err(|e| {
+            Failure(format!(
+                "cannot read the current directory ({e}); pass --root DIR"
+            ))
+        })?,
+    };
+    let canonical = given.canonicalize().map_err(|e| {
+        Failure(format!(
+            "--root `{}`: {e}; pass an existing directory",
+            given.display()
+        ))
+    })?;
+    if !canonical.is_dir() {
+        return Err(Failure(format!(
+            "--root `{}` is not a directory; pass the directory the tools should work in",
+            given.display()
+        )));
+    }
+    Ok(canonical)
+}
+
+/// The built-in suite (`ast_grep`, `ast_edit`, and `resolve`) rooted at `root`.
+pub(crate) fn builtin_registry(root: &Path) -> Result<Arc<Registry>, Failure> {
+    xcsh::Session::builder()
+        .suite(builtin_suite())
+        .workspace_root(root)
+        .build_registry()
+        .map_err(|e| {
+            Failure(format!(
+                "{e} (a bug in the built-in tools; please report it)"
+            ))
+        })
+}

@@ -1,0 +1,181 @@
+//! `xcsh session`: replays a JSONL script of tool calls against one session.
+//!
+//! Each line is `{"tool": "<name>", "args": {…}}` (`args` may be left out; blank lines and
+//! lines starting with `#` are skipped). Each call prints one JSON line
+//! `{"line": N, "tool": …, "result": …}`, or with `--pretty` a rendering for a person. A
+//! malformed line is reported with its number (on stderr, and as `{"line": N, "error": …}`)
+//! and the replay goes on; the exit code is then 2.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use xcsh::{AgentToolResult, RESOLVE_TOOL_NAME, ResolutionView, ResolveAction, Session};
+
+use super::{EXIT_FAILURE, Failure, root, runtime, style};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The script: one `{"tool": …, "args": {…}}` per line (default: stdin).
+    #[arg(value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// The directory the tools work in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Render each result for a person instead of one JSON line per call.
+    #[arg(long)]
+    pretty: bool,
+}
+
+/// One line of the script.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Call {
+    tool: String,
+    #[serde(default, alias = "arguments")]
+    args: Option<Value>,
+}
+
+const LINE_SHAPE: &str = r#"expected one JSON object per line: {"tool": "<name>", "args": {…}}"#;
+
+pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
+    let root = root::workspace_root(args.root.as_deref())?;
+    let session = root::builtin_registry(&root)?.session();
+    let input: Box<dyn BufRead> = match &args.file {
+        Some(path) => Box::new(BufReader::new(File::open(path).map_err(|e| {
+            Failure(format!(
+                "cannot open the script `{}`: {e}; pass a JSONL file, or pipe the script on stdin",
+                path.display()
+            ))
+        })?)),
+        None => Box::new(io::stdin().lock()),
+    };
+    let runtime = runtime()?;
+    let mut out = anstream::stdout().lock();
+    let write_failed = |e: io::Error| Failure(format!("cannot write to stdout: {e}"));
+
+    let mut malformed = 0usize;
+    for (index, line) in input.lines().enumerate() {
+        let number = index + 1;
+        let call = match line {
+            Ok(line) if skipped(&line) => continue,
+            Ok(line) => {
+                serde_json::from_str::<Call>(&line).map_err(|e| format!("{e}; {LINE_SHAPE}"))
+            }
+            Err(e) => Err(format!("cannot read the line: {e}")),
+        };
+        let call = match call {
+            Ok(call) => call,
+            Err(problem) => {
+                malformed += 1;
+                eprintln!("xcsh session: line {number}: {problem}");
+                report_malformed(&mut out, args.pretty, number, &problem).map_err(write_failed)?;
+                continue;
+            }
+        };
+        let result = runtime.block_on(session.call(&call.tool, call.args.unwrap_or(Value::Null)));
+        // The reminders are for an agent loop; a replay has none to deliver them to.
+        session.take_reminders();
+        if args.pretty {
+            pretty(&mut out, &session, number, &call.tool, &result)
+        } else {
+            json_line(
+                &mut out,
+                &json!({"line": number, "tool": call.tool, "result": result}),
+            )
+        }
+        .map_err(write_failed)?;
+    }
+
+    let left = session.pending().snapshot();
+    if !left.is_empty() {
+        let labels: Vec<&str> = left.iter().map(|s| s.label.as_str()).collect();
+        eprintln!(
+            "xcsh session: {} pending action(s) were never resolved and were dropped, nothing written: {}. End the script with a `resolve` call to apply them.",
+            left.len(),
+            labels.join("; ")
+        );
+    }
+    if malformed > 0 {
+        eprintln!(
+            "xcsh session: {malformed} malformed line(s) skipped; the other calls ran. {LINE_SHAPE}"
+        );
+        return Ok(ExitCode::from(EXIT_FAILURE));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Blank lines and `#` comments.
+fn skipped(line: &str) -> bool {
+    let line = line.trim();
+    line.is_empty() || line.starts_with('#')
+}
+
+fn json_line(out: &mut impl Write, value: &Value) -> io::Result<()> {
+    writeln!(out, "{value}")?;
+    // A consumer reading a pipe sees each result as soon as its call is done.
+    out.flush()
+}
+
+fn report_malformed(
+    out: &mut impl Write,
+    pretty: bool,
+    number: usize,
+    problem: &str,
+) -> io::Result<()> {
+    if pretty {
+        style::heading(out, &format!("line {number}"))?;
+        style::line(out, style::ERROR, &format!("malformed line: {problem}"))
+    } else {
+        json_line(out, &json!({"line": number, "error": problem}))
+    }
+}
+
+/// A call for a person: the result's text (diffs coloured), a resolve as `Accept: …` /
+/// `Discard: …`, and what is still pending.
+fn pretty(
+    out: &mut impl Write,
+    session: &Session,
+    number: usize,
+    tool: &str,
+    result: &AgentToolResult,
+) -> io::Result<()> {
+    style::heading(out, &format!("line {number} · {tool}"))?;
+    if tool == RESOLVE_TOOL_NAME
+        && !result.is_error
+        && let Some(view) = resolution(result)
+    {
+        writeln!(out, "{}", view.to_ansi())?;
+    }
+    let text = result.text_content();
+    if result.is_error {
+        style::line(out, style::ERROR, &format!("error: {text}"))?;
+    } else {
+        style::text_with_diffs(out, &text)?;
+    }
+    let stack = session.pending().snapshot();
+    if let Some(top) = stack.first() {
+        style::line(
+            out,
+            style::DIM,
+            &format!("pending: {} (top: {})", stack.len(), top.label),
+        )?;
+    }
+    out.flush()
+}
+
+/// The `Accept: …` / `Discard: …` view of a resolve result, from its details.
+fn resolution(result: &AgentToolResult) -> Option<ResolutionView<'_>> {
+    let details = result.details.as_ref()?;
+    let action = match details.get("action")?.as_str()? {
+        "apply" => ResolveAction::Apply,
+        "discard" => ResolveAction::Discard,
+        _ => return None,
+    };
+    let label = details.get("label")?.as_str()?;
+    let reason = details.get("reason").and_then(Value::as_str).unwrap_or("");
+    Some(ResolutionView::new(action, label, reason))
+}

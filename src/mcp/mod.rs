@@ -1,0 +1,344 @@
+//! Serving a [`Registry`]'s tools over the Model Context Protocol, with rmcp.
+//!
+//! [`McpServer`] is an rmcp [`ServerHandler`] for one client connection: it lists the
+//! registry's tools (input schemas lowered for [`Dialect::Mcp`], titles, annotations) and
+//! calls them through its own [`Session`], so every connection has its own pending stack and
+//! `resolve` applies only what that client previewed. The registry is built once and shared:
+//! a server for another connection is [`McpServer::connection`], or `McpServer::new` again.
+//!
+//! What a client sees:
+//!
+//! * every failure — unknown tool, bad arguments (naming the field), a tool error — is a
+//!   result with `isError: true` and a message the model can act on, never a JSON-RPC error;
+//! * a result's `details` arrive as `structuredContent` (an object; other values are wrapped
+//!   as `{"details": …}`), and the session's `<system-reminder>` to call `resolve` follows a
+//!   preview as a last text block, since MCP cannot force a tool choice;
+//! * `resolve`'s description lists the pending stack, top first, and the server sends
+//!   `notifications/tools/list_changed` whenever the stack changes (on the `initialize`
+//!   lifecycle directly; on 2026-07-28 to clients that subscribe through
+//!   `subscriptions/listen`);
+//! * a request with a progress token gets `notifications/progress` (the `ast_*` tools report
+//!   progress every few hundred files), and `notifications/cancelled` cancels the call.
+//!
+//! A crate with its own tools ships an MCP server in a few lines:
+//!
+//! ```no_run
+//! use xcsh::mcp::McpServer;
+//! use xcsh::{Session, ToolContext, custom_tool};
+//!
+//! /// Says hello.
+//! #[custom_tool(read_only)]
+//! struct Hello {
+//!     /// Who to greet.
+//!     name: String,
+//! }
+//!
+//! impl Hello {
+//!     async fn execute(self, _ctx: &ToolContext) -> String {
+//!         format!("Hello, {}!", self.name)
+//!     }
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = Session::builder().custom::<Hello>().build_registry()?;
+//! McpServer::new(registry).serve_stdio().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod list_changed;
+mod listing;
+mod progress;
+mod results;
+
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::transport::IntoTransport;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tokio::sync::broadcast;
+use tokio::task::AbortHandle;
+use xcsh_core::{CallOptions, Content, Dialect, PendingEvent, Registry, Session};
+
+/// The rmcp crate this module is built on, for naming its types (transports, models).
+pub use rmcp;
+
+/// What the server tells a client about how to use it, in the `initialize` answer.
+const INSTRUCTIONS: &str = "Tools that change things only preview: they return a diff and \
+push a pending action. Nothing is written until you call `resolve` with action \"apply\" (or \
+\"discard\" to drop it). Pending actions are resolved last-in, first-out; `resolve`'s \
+description lists them.";
+
+/// An MCP server for one client connection: the registry's tools, called through a session
+/// of its own.
+///
+/// ```
+/// use xcsh::mcp::McpServer;
+/// use xcsh::{Session, tools::builtin_suite};
+///
+/// let registry = Session::builder()
+///     .suite(builtin_suite())
+///     .workspace_root(std::env::temp_dir())
+///     .build_registry()
+///     .unwrap();
+/// let first = McpServer::new(registry);
+/// let second = first.connection(); // another client: same tools, its own pending stack
+/// assert_eq!(first.tool_names(), ["ast_grep", "ast_edit", "resolve"]);
+/// assert_ne!(first.session().id(), second.session().id());
+/// ```
+pub struct McpServer {
+    session: Session,
+    identity: Implementation,
+    instructions: Option<String>,
+    /// Subscribed when the server is made, so that no change between the handshake and the
+    /// forwarder's start is missed; taken by the `initialize` lifecycle's forwarder.
+    stack_events: Mutex<Option<broadcast::Receiver<PendingEvent>>>,
+    forwarder: Mutex<Option<AbortHandle>>,
+}
+
+impl McpServer {
+    /// A server over `registry`'s tools, with a new session (an empty pending stack).
+    ///
+    /// Input schemas come from the registry's [`Dialect::Mcp`] lowering; a registry built
+    /// without that dialect falls back to the canonical schemas (logged as a warning).
+    pub fn new(registry: Arc<Registry>) -> Self {
+        if registry.definitions(Dialect::Mcp).is_err() {
+            tracing::warn!(
+                "the registry was built without the MCP dialect; listing canonical schemas. Add Dialect::Mcp to SessionBuilder::dialects to list schemas lowered for MCP"
+            );
+        }
+        Self::with_session(registry.session())
+    }
+
+    /// A server that calls tools through `session` (its pending stack is the connection's).
+    pub fn with_session(session: Session) -> Self {
+        let stack_events = session.pending().subscribe();
+        McpServer {
+            session,
+            identity: Implementation::new("xcsh", env!("CARGO_PKG_VERSION")),
+            instructions: Some(INSTRUCTIONS.to_owned()),
+            stack_events: Mutex::new(Some(stack_events)),
+            forwarder: Mutex::new(None),
+        }
+    }
+
+    /// Names the server in the handshake (`serverInfo`), e.g. after the crate serving it.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.identity = Implementation::new(name, version);
+        self
+    }
+
+    /// Replaces the instructions sent in the handshake (`None` sends none).
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: Option<String>) -> Self {
+        self.instructions = instructions;
+        self
+    }
+
+    /// A server for another connection: the same registry, name and instructions, and a
+    /// new session with its own empty pending stack.
+    #[must_use]
+    pub fn connection(&self) -> Self {
+        let mut server = Self::with_session(self.session.registry().session());
+        server.identity = self.identity.clone();
+        server.instructions = self.instructions.clone();
+        server
+    }
+
+    /// The session tools are called through.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The names of the listed tools, `resolve` included when offered.
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.session.tool_names()
+    }
+
+    /// The tools as `tools/list` returns them now (`resolve` describing the pending stack).
+    pub fn list(&self) -> Vec<rmcp::model::Tool> {
+        listing::tools(&self.session)
+    }
+
+    /// Serves this connection over any rmcp transport until the client disconnects.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use xcsh::mcp::McpServer;
+    /// let registry = xcsh::Session::builder().build_registry().unwrap();
+    /// let (server_end, client_end) = tokio::io::duplex(4096);
+    /// drop(client_end); // a client that hangs up before the handshake
+    /// let err = McpServer::new(registry).serve(server_end).await.unwrap_err();
+    /// assert!(err.to_string().contains("before the MCP handshake"));
+    /// # });
+    /// ```
+    pub async fn serve<T, E, A>(self, transport: T) -> Result<(), ServeError>
+    where
+        T: IntoTransport<RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let running = ServiceExt::serve(self, transport)
+            .await
+            .map_err(|e| ServeError::Handshake(e.to_string()))?;
+        let reason = running
+            .waiting()
+            .await
+            .map_err(|e| ServeError::Stopped(e.to_string()))?;
+        tracing::debug!(?reason, "MCP connection ended");
+        Ok(())
+    }
+
+    /// Serves this connection on the process's stdin and stdout until the client
+    /// disconnects. Nothing else may write to stdout meanwhile: log to stderr.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        self.serve(rmcp::transport::io::stdio_pipes()).await
+    }
+
+    fn start_forwarder(&self, peer: rmcp::Peer<RoleServer>) {
+        let events = self
+            .stack_events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(events) = events {
+            let handle = list_changed::forward_to_peer(peer, events);
+            *self
+                .forwarder
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(handle);
+        }
+    }
+}
+
+impl Drop for McpServer {
+    fn drop(&mut self) {
+        if let Some(forwarder) = self
+            .forwarder
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            forwarder.abort();
+        }
+    }
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.identity.name)
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let config = ServerConfig::new(capabilities).with_server_info(self.identity.clone());
+        match &self.instructions {
+            Some(text) => config.with_instructions(text.clone()),
+            None => config,
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.list()))
+    }
+
+    // `get_tool` stays unimplemented on purpose: rmcp's HTTP transport would validate
+    // arguments against the schema it returns and answer a JSON-RPC error, where a model
+    // needs an `isError` result naming the field.
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let mut options = CallOptions {
+            call_id: Some(format!("mcp-{}", context.id)),
+            cancellation: Some(context.ct.clone()),
+            progress: None,
+            dialect: Some(Dialect::Mcp),
+        };
+        let forwarder = context.meta.get_progress_token().map(|token| {
+            let (sink, forwarder) = progress::forward(context.peer.clone(), token);
+            options.progress = Some(sink);
+            forwarder
+        });
+
+        let mut result = self.session.call_with(&request.name, args, options).await;
+        if let Some(forwarder) = forwarder {
+            // Every progress notification goes out before the answer, none after it.
+            forwarder.finish().await;
+        }
+        // MCP has no forced tool choice, so the nudge toward `resolve` travels in the result.
+        result
+            .content
+            .extend(self.session.take_reminders().into_iter().map(Content::text));
+        Ok(results::call_tool_result(result).into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // The `initialize` lifecycle: the client accepts list_changed whenever the server
+        // declared `listChanged`, so changes go straight to it.
+        self.start_forwarder(context.peer);
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        list_changed::serve_subscription(context, self.session.pending().subscribe()).await;
+        Ok(())
+    }
+}
+
+/// Why serving a connection stopped with an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The client did not complete the MCP handshake (it hung up, or sent something else).
+    Handshake(String),
+    /// The connection's task ended abnormally.
+    Stopped(String),
+}
+
+impl fmt::Display for ServeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServeError::Handshake(cause) if cause.starts_with("connection closed") => write!(
+                f,
+                "the client closed the connection before the MCP handshake ({cause}); start xcsh serve from an MCP client, which sends `initialize` first"
+            ),
+            ServeError::Handshake(cause) => write!(
+                f,
+                "the MCP handshake failed: {cause}; check that the client speaks MCP over stdio"
+            ),
+            ServeError::Stopped(cause) => {
+                write!(f, "the MCP connection stopped abnormally: {cause}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
