@@ -19,6 +19,14 @@ pub mod tools {
 
 pub mod mcp;
 
+/// serde_json, for building arguments and reading results without a direct dependency.
+pub use serde_json;
+
+// Keeps the README's example compiling: it runs as a doc test.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// Paths the macros' generated code uses, so a user's crate needs only `xcsh` (under any
 /// name) as a dependency. Not public API.
 #[doc(hidden)]
