@@ -90,6 +90,20 @@ pub struct CompiledOps {
     pat_fields: Vec<String>,
 }
 
+impl std::fmt::Debug for CompiledOps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let langs: Vec<Lang> = Lang::ALL
+            .into_iter()
+            .filter(|l| self.by_lang[*l as usize].is_some())
+            .collect();
+        f.debug_struct("CompiledOps")
+            .field("patterns", &self.pat_fields)
+            .field("lang", &self.explicit)
+            .field("compiled_for", &langs)
+            .finish()
+    }
+}
+
 /// What the compiler needs to know about one item: where it came from and what it says.
 struct Item<'a> {
     pat_field: String,

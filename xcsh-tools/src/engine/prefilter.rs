@@ -45,7 +45,7 @@ pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
     let ts = lang.support_lang().get_ts_language();
     let mut out = Vec::new();
     collect(&pattern.node, lang, &ts, &mut out);
-    out.sort_by(|a, b| b.text.len().cmp(&a.text.len()));
+    out.sort_by_key(|lit| std::cmp::Reverse(lit.text.len()));
     out.dedup();
     out
 }

@@ -16,13 +16,13 @@ use super::{EditPlan, EditTotals, FileEdit, LimitReport, Skipped};
 /// # use xcsh_tools::engine::{self, Control, EditRequest, Lang, Op, Scope};
 /// # use xcsh_tools::workspace::Workspace;
 /// # let dir = tempfile::tempdir()?;
-/// # std::fs::write(dir.path().join("a.js"), "var x = 1;\n")?;
+/// # std::fs::write(dir.path().join("a.js"), "console.log(x);\n")?;
 /// # let ws = Workspace::new(dir.path())?;
-/// # let request = EditRequest { ops: vec![Op::new("var $A = $B", "let $A = $B")], ..Default::default() };
+/// # let request = EditRequest { ops: vec![Op::new("console.log($A)", "logger.info($A)")], ..Default::default() };
 /// let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())?;
 /// assert_eq!(
 ///     engine::preview::unified_diff(&plan.files[0]),
-///     "--- a/a.js\n+++ b/a.js\n@@ -1 +1 @@\n-var x = 1;\n+let x = 1;\n"
+///     "--- a/a.js\n+++ b/a.js\n@@ -1 +1 @@\n-console.log(x);\n+logger.info(x);\n"
 /// );
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

@@ -350,23 +350,23 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
 fn find_overlap(src: &str, display: &str, edits: &[RawEdit]) -> Option<EngineError> {
     let mut reach: Option<(usize, usize, usize)> = None; // (start, end, op) reaching furthest
     for edit in edits {
-        if let Some((start, end, op)) = reach {
-            if edit.range.start < end || edit.range.start == start {
-                let (line, _) = LineCounter::new(src).position(edit.range.start);
-                let snippet = src[edit.range.start..].lines().next().unwrap_or_default();
-                let (first, second) = if op <= edit.op {
-                    (op, edit.op)
-                } else {
-                    (edit.op, op)
-                };
-                return Some(EngineError::Overlap {
-                    file: display.to_owned(),
-                    line,
-                    first,
-                    second,
-                    snippet: shorten(snippet.trim_end(), 40),
-                });
-            }
+        if let Some((start, end, op)) = reach
+            && (edit.range.start < end || edit.range.start == start)
+        {
+            let (line, _) = LineCounter::new(src).position(edit.range.start);
+            let snippet = src[edit.range.start..].lines().next().unwrap_or_default();
+            let (first, second) = if op <= edit.op {
+                (op, edit.op)
+            } else {
+                (edit.op, op)
+            };
+            return Some(EngineError::Overlap {
+                file: display.to_owned(),
+                line,
+                first,
+                second,
+                snippet: shorten(snippet.trim_end(), 40),
+            });
         }
         if reach.is_none_or(|(_, end, _)| edit.range.end > end) {
             reach = Some((edit.range.start, edit.range.end, edit.op));
@@ -502,22 +502,22 @@ pub(crate) fn plan_compiled(
 
     let mut files: Vec<FileEdit> = collected.files.into_values().collect();
     let mut limit_report = None;
-    if let Some(limit) = limit {
-        if collected.found > limit {
-            let mut left = limit;
-            files.retain_mut(|file| {
-                if left == 0 {
-                    return false;
-                }
-                file.truncate(left);
-                left -= file.replacements.len();
-                true
-            });
-            limit_report = Some(LimitReport {
-                limit,
-                found: collected.found,
-            });
-        }
+    if let Some(limit) = limit
+        && collected.found > limit
+    {
+        let mut left = limit;
+        files.retain_mut(|file| {
+            if left == 0 {
+                return false;
+            }
+            file.truncate(left);
+            left -= file.replacements.len();
+            true
+        });
+        limit_report = Some(LimitReport {
+            limit,
+            found: collected.found,
+        });
     }
     let replacements = files.iter().map(|f| f.replacements.len()).sum();
     Ok(EditPlan {

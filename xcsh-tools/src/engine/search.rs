@@ -217,20 +217,20 @@ struct Collector {
 /// Searches `scope` for `request.patterns`.
 ///
 /// ```
-/// use xcsh_tools::engine::{self, Control, Lang, Scope, SearchRequest};
+/// use xcsh_tools::engine::{self, Control, Scope, SearchRequest};
 /// use xcsh_tools::workspace::Workspace;
 ///
 /// let dir = tempfile::tempdir()?;
-/// std::fs::write(dir.path().join("a.go"), "package a\n\nfunc f() { fmt.Println(1, x) }\n")?;
+/// std::fs::write(dir.path().join("a.js"), "function f() {\n  console.log(1, x);\n}\n")?;
 /// let ws = Workspace::new(dir.path())?;
 ///
 /// let request = SearchRequest {
-///     patterns: vec!["fmt.Println($$$ARGS)".into()],
+///     patterns: vec!["console.log($$$ARGS)".into()],
 ///     ..SearchRequest::default()
 /// };
 /// let found = engine::search(&Scope::root(&ws), &request, &Control::default())?;
 /// let m = &found.matches[0];
-/// assert_eq!((m.file.as_str(), m.line, m.column), ("a.go", 3, 12));
+/// assert_eq!((m.file.as_str(), m.line, m.column), ("a.js", 2, 3));
 /// assert_eq!(m.captures[0].name, "$$$ARGS");
 /// assert_eq!(m.captures[0].text, "1, x");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -281,14 +281,14 @@ pub fn search(
     col.parse_errors.sort();
     let mut matches: Vec<Match> = col.files.into_values().flatten().collect();
     let mut limit = None;
-    if let Some(max) = request.limit {
-        if col.found > max {
-            matches.truncate(max);
-            limit = Some(LimitReport {
-                limit: max,
-                found: col.found,
-            });
-        }
+    if let Some(max) = request.limit
+        && col.found > max
+    {
+        matches.truncate(max);
+        limit = Some(LimitReport {
+            limit: max,
+            found: col.found,
+        });
     }
     Ok(SearchResult {
         totals: SearchTotals {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use ignore::overrides::{Override, OverrideBuilder};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::types::TypesBuilder;
 use ignore::{WalkBuilder, WalkState};
 use serde::Serialize;
@@ -186,18 +186,33 @@ enum Target {
 
 struct Filters {
     /// `path` given as a glob, relative to the root.
-    path_glob: Option<Override>,
+    path_glob: Option<GlobFilter>,
     /// `glob`, relative to the walked directory.
-    glob: Option<Override>,
+    glob: Option<GlobFilter>,
 }
 
 impl Filters {
     fn keep(&self, path: &Path) -> bool {
-        let keep = |ov: &Option<Override>| {
-            ov.as_ref()
-                .is_none_or(|ov| !ov.matched(path, false).is_ignore())
-        };
+        let keep = |g: &Option<GlobFilter>| g.as_ref().is_none_or(|g| g.keep(path));
         keep(&self.path_glob) && keep(&self.glob)
+    }
+}
+
+/// One gitignore-style glob used as a filter: `G` keeps the files it matches (directly or
+/// through a matched directory), `!G` keeps the others.
+struct GlobFilter {
+    matcher: Gitignore,
+    negated: bool,
+}
+
+impl GlobFilter {
+    fn keep(&self, path: &Path) -> bool {
+        let hit = path.starts_with(self.matcher.path())
+            && self
+                .matcher
+                .matched_path_or_any_parents(path, false)
+                .is_ignore();
+        hit != self.negated
     }
 }
 
@@ -205,22 +220,29 @@ fn has_glob_chars(s: &str) -> bool {
     s.contains(['*', '?', '[', '{'])
 }
 
-fn build_glob(field: &'static str, base: &Path, glob: &str) -> Result<Override, EngineError> {
+fn build_glob(field: &'static str, base: &Path, glob: &str) -> Result<GlobFilter, EngineError> {
     let invalid = |detail: String| EngineError::InvalidGlob {
         field,
         glob: glob.to_owned(),
         detail,
     };
-    let body = glob.strip_prefix('!').unwrap_or(glob);
+    let (negated, body) = match glob.strip_prefix('!') {
+        Some(body) => (true, body),
+        None => (false, glob),
+    };
     if body.starts_with('/') || Path::new(body).components().any(|c| c.as_os_str() == "..") {
         return Err(invalid(format!(
             "globs are matched against paths relative to `{}`, so they cannot start with `/` or contain `..`",
             base.display()
         )));
     }
-    let mut builder = OverrideBuilder::new(base);
-    builder.add(glob).map_err(|e| invalid(e.to_string()))?;
-    builder.build().map_err(|e| invalid(e.to_string()))
+    let mut builder = GitignoreBuilder::new(base);
+    builder.allow_unclosed_class(false);
+    builder
+        .add_line(None, body)
+        .map_err(|e| invalid(e.to_string()))?;
+    let matcher = builder.build().map_err(|e| invalid(e.to_string()))?;
+    Ok(GlobFilter { matcher, negated })
 }
 
 fn resolve(scope: &Scope<'_>) -> Result<(Target, Filters), EngineError> {
