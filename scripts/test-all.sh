@@ -23,5 +23,10 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test --workspace"
 AST_GREP="$repo_root/.venv/bin/ast-grep" cargo test --workspace
 
+step "MCP interop: the Python SDK (mcp 2.3.0) drives xcsh serve over stdio"
+cargo build -p xcsh --bin xcsh
+"$repo_root/.venv/bin/python" tests/interop/test_mcp_stdio.py \
+    "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
+
 echo
 echo "All checks passed."

@@ -196,26 +196,30 @@ fn show(out: &mut impl Write, plan: &EditPlan) -> std::io::Result<()> {
     writeln!(out)?;
     for file in &plan.files {
         let n = file.replacements.len();
-        writeln!(
-            out,
-            "{}: {n} replacement{}",
-            file.display,
-            if n == 1 { "" } else { "s" }
-        )?;
+        writeln!(out, "{}: {}", file.display, count(n, "replacement"))?;
     }
     style::line(
         out,
         style::FILE,
         &format!(
-            "{} ({} files scanned).",
+            "{} ({} scanned).",
             summary(plan.totals.replacements, plan.files.len()),
-            plan.totals.files_scanned
+            count(plan.totals.files_scanned, "file")
         ),
     )?;
     for note in preview_notes(plan) {
         style::line(out, style::WARN, &note)?;
     }
     Ok(())
+}
+
+/// `1 file`, `2 files`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// Asks on stderr, reads one line from stdin: only `y` or `yes` agree.
@@ -259,7 +263,7 @@ fn engine_failure(error: EngineError) -> Failure {
         ("ops[0].pat: ", "--pattern: "),
         ("ops[0].out: ", "--rewrite: "),
         ("lang: ", "--lang: "),
-        ("path: ", "PATH: "),
+        ("path: ", ""),
     ]
     .iter()
     .find_map(|(field, flag)| {

@@ -62,9 +62,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         let number = index + 1;
         let call = match line {
             Ok(line) if skipped(&line) => continue,
-            Ok(line) => {
-                serde_json::from_str::<Call>(&line).map_err(|e| format!("{e}; {LINE_SHAPE}"))
-            }
+            Ok(line) => serde_json::from_str::<Call>(&line).map_err(|e| malformed_json(&e)),
             Err(e) => Err(format!("cannot read the line: {e}")),
         };
         let call = match call {
@@ -100,12 +98,20 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         );
     }
     if malformed > 0 {
-        eprintln!(
-            "xcsh session: {malformed} malformed line(s) skipped; the other calls ran. {LINE_SHAPE}"
-        );
+        eprintln!("xcsh session: {malformed} malformed line(s) skipped; the other calls ran.");
         return Ok(ExitCode::from(EXIT_FAILURE));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What is wrong with a line: serde's message, located by column (its "line 1" would mislead:
+/// the script's line number is reported beside it).
+fn malformed_json(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let message = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(m, _)| m);
+    format!("{message} (column {}); {LINE_SHAPE}", error.column())
 }
 
 /// Blank lines and `#` comments.
