@@ -8,8 +8,8 @@ struct Count {
 }
 
 impl Count {
-    async fn execute(self, _ctx: &ToolContext) -> u32 {
-        self.to
+    async fn execute(self, _ctx: &ToolContext) -> Vec<u32> {
+        (0..self.to).collect()
     }
 }
 

@@ -8,8 +8,8 @@ struct Greet {
 }
 
 impl Greet {
-    fn execute(self, _ctx: &ToolContext) -> String {
-        format!("hi {}", self.name)
+    fn execute(self, _ctx: &ToolContext) -> u64 {
+        self.name.len() as u64
     }
 }
 

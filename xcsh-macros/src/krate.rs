@@ -12,6 +12,9 @@ use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
 use syn::{Ident, Path};
 
+use crate::args::{Args, Value};
+use crate::errors::Errors;
+
 /// Paths to everything generated code uses.
 #[derive(Clone)]
 pub(crate) struct Paths {
@@ -47,6 +50,21 @@ impl Paths {
     /// From a user's `crate = path` (a facade-like crate with `__private`).
     pub(crate) fn from_override(path: &Path) -> Self {
         Paths::facade(path.to_token_stream())
+    }
+
+    /// The `crate = …` key if given, else `default` (tests), else discovery.
+    pub(crate) fn from_args(args: &Args, default: Option<Paths>, errors: &mut Errors) -> Self {
+        match args.value("crate") {
+            Some(Value::Path(path)) => Paths::from_override(path),
+            Some(Value::Str(lit)) => match lit.parse::<Path>() {
+                Ok(path) => Paths::from_override(&path),
+                Err(_) => {
+                    errors.spanned(lit, "`crate` expects a path such as `::my_facade`");
+                    Paths::discover()
+                }
+            },
+            _ => default.unwrap_or_else(Paths::discover),
+        }
     }
 
     /// The paths for the crate being compiled, read from its Cargo.toml.

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::Item;
 
-use crate::args::{self, Args, KeySpec, Kind, Value};
+use crate::args::{self, Args, KeySpec, Kind};
 use crate::errors::Errors;
 use crate::krate::Paths;
 use crate::tool;
@@ -31,17 +31,7 @@ pub(crate) fn expand(
 ) -> TokenStream {
     let mut errors = Errors::new();
     let args = Args::new(args::parse(attr, KEYS, &mut errors));
-    let paths = match args.value("crate") {
-        Some(Value::Path(path)) => Paths::from_override(path),
-        Some(Value::Str(lit)) => match lit.parse::<syn::Path>() {
-            Ok(path) => Paths::from_override(&path),
-            Err(_) => {
-                errors.spanned(lit, "`crate` expects a path such as `::my_facade`");
-                Paths::discover()
-            }
-        },
-        _ => default_paths.unwrap_or_else(Paths::discover),
-    };
+    let paths = Paths::from_args(&args, default_paths, &mut errors);
     let output = match syn::parse2::<Item>(item.clone()) {
         Ok(Item::Struct(s)) => {
             let manual = tool::check_no_manual_derives(&s.attrs, &mut errors);

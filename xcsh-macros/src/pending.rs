@@ -231,17 +231,7 @@ fn parse_config(
         _ => None,
     };
 
-    let paths = match args.value("crate") {
-        Some(Value::Path(path)) => Paths::from_override(path),
-        Some(Value::Str(lit)) => match lit.parse::<syn::Path>() {
-            Ok(path) => Paths::from_override(&path),
-            Err(_) => {
-                errors.spanned(lit, "`crate` expects a path such as `::my_facade`");
-                Paths::discover()
-            }
-        },
-        _ => default_paths.unwrap_or_else(Paths::discover),
-    };
+    let paths = Paths::from_args(&args, default_paths, errors);
 
     PendingConfig {
         apply,

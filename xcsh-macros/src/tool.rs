@@ -5,7 +5,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::{Attribute, Ident, LitStr};
 
-use crate::args::{self, Args, KeySpec, Kind, Value};
+use crate::args::{self, Args, KeySpec, Kind};
 use crate::docs::{Doc, doc_of};
 use crate::errors::Errors;
 use crate::krate::Paths;
@@ -150,17 +150,7 @@ pub(crate) fn parse_config(
             );
     }
 
-    let paths = match args.value("crate") {
-        Some(Value::Path(path)) => Paths::from_override(path),
-        Some(Value::Str(lit)) => match lit.parse::<syn::Path>() {
-            Ok(path) => Paths::from_override(&path),
-            Err(_) => {
-                errors.spanned(lit, "`crate` expects a path such as `::my_facade`");
-                Paths::discover()
-            }
-        },
-        _ => default_paths.unwrap_or_else(Paths::discover),
-    };
+    let paths = Paths::from_args(&args, default_paths, errors);
 
     ToolConfig {
         name,

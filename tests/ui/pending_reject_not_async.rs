@@ -7,8 +7,8 @@ struct Delete {
 
 impl Delete {
     async fn apply(&mut self, _reason: &str) {}
-    async fn reject(&mut self, _reason: &str) -> bool {
-        true
+    fn reject(&mut self, _reason: &str) -> Option<u64> {
+        Some(self.path.len() as u64)
     }
 }
 
