@@ -1,0 +1,541 @@
+//! The `xcsh` binary as a person or a script uses it: `ast-edit` exit codes and terminal
+//! behaviour, `tools` per dialect, `session` replays, and the `demo`.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use xcsh::Dialect;
+use xcsh::dialect::validate;
+
+const UNWRAPS: &str =
+    "fn load() -> Result<(), E> {\n    let a = f().unwrap();\n    g(a).unwrap();\n    Ok(())\n}\n";
+const QUESTIONS: &str =
+    "fn load() -> Result<(), E> {\n    let a = f()?;\n    g(a)?;\n    Ok(())\n}\n";
+
+fn xcsh() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_xcsh"));
+    command.env_remove("RUST_LOG").env_remove("CLICOLOR_FORCE");
+    command
+}
+
+/// Runs with `stdin` as the whole input (a pipe: not a terminal).
+fn run(command: &mut Command, stdin: &str) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the xcsh binary starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(stdin.as_bytes())
+        .expect("stdin takes the input");
+    child.wait_with_output().expect("xcsh finishes")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/load.rs"), UNWRAPS).unwrap();
+    std::fs::write(dir.path().join("src/other.rs"), UNWRAPS).unwrap();
+    dir
+}
+
+fn read(dir: &Path, path: &str) -> String {
+    std::fs::read_to_string(dir.join(path)).unwrap()
+}
+
+fn ast_edit(dir: &Path, extra: &[&str]) -> Command {
+    let mut command = xcsh();
+    command
+        .current_dir(dir)
+        .args(["ast-edit", "-p", "$X.unwrap()", "-r", "$X?", "-l", "rust"])
+        .args(extra);
+    command
+}
+
+// ---------------------------------------------------------------------------------------
+// ast-edit
+
+#[test]
+fn ast_edit_with_yes_applies_and_exits_0() {
+    let dir = workspace();
+    let output = run(&mut ast_edit(dir.path(), &["--yes", "src/load.rs"]), "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(
+        out.contains("--- a/src/load.rs\n+++ b/src/load.rs\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("-    let a = f().unwrap();\n-    g(a).unwrap();\n+    let a = f()?;\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("2 replacements in 1 file (1 file scanned)."),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("Applied 2 replacements in 1 file.\n"),
+        "{out}"
+    );
+    assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
+    assert_eq!(
+        read(dir.path(), "src/other.rs"),
+        UNWRAPS,
+        "only the named path is edited"
+    );
+}
+
+#[test]
+fn ast_edit_without_a_terminal_previews_only_and_exits_1() {
+    let dir = workspace();
+    // A "y" on a pipe is not an answer: with no terminal there is no question.
+    let output = run(&mut ast_edit(dir.path(), &[]), "y\n");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let (out, err) = (stdout(&output), stderr(&output));
+    assert!(out.contains("4 replacements in 2 files"), "{out}");
+    assert!(
+        !out.contains("[y/N]") && !err.contains("[y/N]"),
+        "no prompt: {out}{err}"
+    );
+    assert!(err.contains("Re-run with --yes to apply"), "{err}");
+    assert!(!out.contains('\x1b'), "no colours on a pipe: {out:?}");
+    assert_eq!(read(dir.path(), "src/load.rs"), UNWRAPS);
+    assert_eq!(read(dir.path(), "src/other.rs"), UNWRAPS);
+}
+
+#[test]
+fn ast_edit_with_nothing_to_do_exits_0() {
+    let dir = workspace();
+    let mut command = xcsh();
+    command
+        .current_dir(dir.path())
+        .args(["ast-edit", "-p", "$X.expect($M)", "-r", "$X?"]);
+    let output = run(&mut command, "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).starts_with("No replacements made: nothing matched"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn ast_edit_errors_exit_2_naming_the_problem() {
+    let dir = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("x.rs"), UNWRAPS).unwrap();
+    let outside_file = outside.path().join("x.rs");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["-p", "foo(", "-r", "x", "-l", "rust"],
+            "--pattern: `foo(` is not a valid rust pattern",
+        ),
+        (
+            vec!["-p", "foo", "-r", "x", "-l", "cobol"],
+            "--lang: `cobol` is not a supported language; use one of: rust, python",
+        ),
+        (
+            vec!["-p", "$X.unwrap()", "-r", "$X?", "../"],
+            "is outside the root",
+        ),
+        (
+            vec![
+                "-p",
+                "$X.unwrap()",
+                "-r",
+                "$X?",
+                outside_file.to_str().unwrap(),
+            ],
+            "is outside the root",
+        ),
+        (
+            vec![
+                "-p",
+                "$X.unwrap()",
+                "-r",
+                "$X?",
+                "--root",
+                "/definitely/not/here",
+            ],
+            "--root `/definitely/not/here`",
+        ),
+        (
+            vec!["-p", "$X.unwrap()", "-r", "$X?", "src/missing.rs"],
+            "path `src/missing.rs` does not exist",
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut command = xcsh();
+        command
+            .current_dir(dir.path().join("src"))
+            .arg("ast-edit")
+            .args(&args);
+        let output = run(&mut command, "");
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("xcsh ast-edit: "), "{args:?}: {err}");
+        assert!(
+            err.contains(expected),
+            "{args:?}: expected `{expected}` in {err}"
+        );
+        assert!(stdout(&output).is_empty(), "{args:?}: {}", stdout(&output));
+    }
+    assert_eq!(read(outside.path(), "x.rs"), UNWRAPS);
+    assert_eq!(read(dir.path(), "src/load.rs"), UNWRAPS);
+}
+
+#[test]
+fn ast_edit_paths_are_relative_to_the_current_directory() {
+    let dir = workspace();
+    let mut command = ast_edit(
+        &dir.path().join("src"),
+        &["--yes", "--root", "..", "other.rs"],
+    );
+    let output = run(&mut command, "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("--- a/src/other.rs"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(read(dir.path(), "src/other.rs"), QUESTIONS);
+    assert_eq!(read(dir.path(), "src/load.rs"), UNWRAPS);
+}
+
+/// `script` gives the command a pseudo-terminal, as a person's shell would.
+fn on_a_terminal(dir: &Path, answer: &str, env: &[(&str, &str)]) -> Option<Output> {
+    if !Path::new("/usr/bin/script").exists() {
+        eprintln!("skipped: /usr/bin/script (util-linux) is not installed");
+        return None;
+    }
+    let line = format!(
+        "{} ast-edit -p '$X.unwrap()' -r '$X?' -l rust src/load.rs",
+        env!("CARGO_BIN_EXE_xcsh")
+    );
+    let mut command = Command::new("/usr/bin/script");
+    command
+        .current_dir(dir)
+        .args(["-qec", &line, "/dev/null"])
+        .env_remove("NO_COLOR");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    Some(run(&mut command, answer))
+}
+
+#[test]
+fn ast_edit_on_a_terminal_asks_and_applies_only_on_yes() {
+    let dir = workspace();
+    let Some(declined) = on_a_terminal(dir.path(), "n\n", &[]) else {
+        return;
+    };
+    let out = stdout(&declined);
+    assert_eq!(declined.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("Apply 2 replacements in 1 file? [y/N]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\x1b[32m+    let a = f()?;"),
+        "coloured diff: {out:?}"
+    );
+    assert!(out.contains("Not applied"), "{out}");
+    assert_eq!(read(dir.path(), "src/load.rs"), UNWRAPS);
+
+    let Some(accepted) = on_a_terminal(dir.path(), "y\n", &[("NO_COLOR", "1")]) else {
+        return;
+    };
+    let out = stdout(&accepted);
+    assert_eq!(accepted.status.code(), Some(0), "{out}");
+    assert!(out.contains("Applied 2 replacements in 1 file."), "{out}");
+    assert!(!out.contains("\x1b[3"), "NO_COLOR is honoured: {out:?}");
+    assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
+}
+
+// ---------------------------------------------------------------------------------------
+// tools
+
+fn definitions(args: &[&str]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let output = run(xcsh().current_dir(dir.path()).arg("tools").args(args), "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).expect("tools prints a JSON array")
+}
+
+#[test]
+fn tools_prints_valid_definitions_for_every_dialect() {
+    for dialect in Dialect::ALL {
+        let defs = definitions(&["--dialect", dialect.as_str()]);
+        assert_eq!(defs.len(), 3, "{dialect}: {defs:?}");
+        for def in &defs {
+            assert_eq!(
+                validate::tool_definition(dialect, def),
+                vec![],
+                "{dialect}: {def}"
+            );
+        }
+        let text = serde_json::to_string(&defs).unwrap();
+        for name in ["ast_grep", "ast_edit", "resolve"] {
+            assert!(text.contains(&format!("\"{name}\"")), "{dialect}: {text}");
+        }
+    }
+    assert_eq!(
+        definitions(&[]),
+        definitions(&["--dialect", "mcp"]),
+        "mcp is the default"
+    );
+    let mcp = definitions(&[]);
+    assert_eq!(mcp[2]["name"], "resolve");
+    assert_eq!(mcp[2]["annotations"]["destructiveHint"], true);
+    assert_eq!(mcp[1]["annotations"]["readOnlyHint"], true);
+}
+
+#[test]
+fn tools_refuses_an_unknown_dialect() {
+    let output = run(xcsh().args(["tools", "--dialect", "claude"]), "");
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(
+        err.contains("unknown dialect `claude`; expected one of: anthropic, openai-chat"),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// session
+
+const SCRIPT: &str = r#"# preview, then apply
+{"tool": "ast_edit", "args": {"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "path": "src/load.rs"}}
+{"tool": "resolve", "args": {"action": "apply", "reason": "propagate errors"}}
+
+{"tool": "ast_edit", "args": {"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "path": "src/other.rs"}}
+{"tool": "resolve", "args": {"action": "discard", "reason": "not this one"}}
+{"tool": "resolve", "args": {"action": "apply", "reason": "again"}}
+"#;
+
+fn session(dir: &Path, args: &[&str], script: &str) -> Output {
+    run(
+        xcsh()
+            .arg("session")
+            .args(["--root", dir.to_str().unwrap()])
+            .args(args),
+        script,
+    )
+}
+
+fn json_lines(output: &Output) -> Vec<Value> {
+    stdout(output)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each output line is JSON"))
+        .collect()
+}
+
+#[test]
+fn session_replays_a_script_as_json_lines() {
+    let dir = workspace();
+    let output = session(dir.path(), &[], SCRIPT);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let lines = json_lines(&output);
+    let tools: Vec<(u64, &str)> = lines
+        .iter()
+        .map(|l| (l["line"].as_u64().unwrap(), l["tool"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            (2, "ast_edit"),
+            (3, "resolve"),
+            (5, "ast_edit"),
+            (6, "resolve"),
+            (7, "resolve")
+        ]
+    );
+    let preview = &lines[0]["result"];
+    assert!(
+        preview["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("+    let a = f()?;")
+    );
+    assert_eq!(preview["details"]["totals"]["replacements"], 2);
+    assert_eq!(
+        lines[1]["result"]["content"][0]["text"],
+        "Applied 2 replacements in 1 file."
+    );
+    assert_eq!(lines[3]["result"]["details"]["action"], "discard");
+    assert_eq!(lines[4]["result"]["isError"], true);
+    assert_eq!(
+        lines[4]["result"]["content"][0]["text"],
+        "No pending action to resolve. Nothing to apply or discard."
+    );
+    assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
+    assert_eq!(read(dir.path(), "src/other.rs"), UNWRAPS);
+}
+
+#[test]
+fn session_reads_a_file_argument() {
+    let dir = workspace();
+    let script = dir.path().join("script.jsonl");
+    std::fs::write(&script, SCRIPT).unwrap();
+    let output = session(dir.path(), &[script.to_str().unwrap()], "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(json_lines(&output).len(), 5);
+
+    let missing = session(dir.path(), &["no-such-script.jsonl"], "");
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("cannot open the script `no-such-script.jsonl`"));
+}
+
+#[test]
+fn session_reports_malformed_lines_and_goes_on() {
+    let dir = workspace();
+    let script = "{\"tool\": \"ast_grep\", \"args\": {\"pat\": \"$X.unwrap()\"}}\nnot json\n{\"args\": {}}\n{\"tool\": \"nope\"}\n";
+    let output = session(dir.path(), &[], script);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("xcsh session: line 2: "), "{err}");
+    assert!(
+        err.contains("xcsh session: line 3: missing field `tool`"),
+        "{err}"
+    );
+    assert!(err.contains("2 malformed line(s) skipped"), "{err}");
+    let lines = json_lines(&output);
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[1]["line"], 2);
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("expected one JSON object per line")
+    );
+    assert_eq!(lines[3]["tool"], "nope");
+    assert_eq!(lines[3]["result"]["isError"], true);
+    assert!(
+        lines[3]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Unknown tool `nope`.")
+    );
+}
+
+#[test]
+fn session_pretty_renders_resolutions_for_a_person() {
+    let dir = workspace();
+    let output = session(dir.path(), &["--pretty"], SCRIPT);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(out.contains("line 2 · ast_edit"), "{out}");
+    assert!(out.contains("+    let a = f()?;"), "{out}");
+    assert!(
+        out.contains("pending: 1 (top: AST Edit: 2 replacements in 1 file)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Accept: 2 replacements in 1 file [AST Edit]\n  propagate errors\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Discard: 2 replacements in 1 file [AST Edit]\n  not this one\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("error: No pending action to resolve. Nothing to apply or discard."),
+        "{out}"
+    );
+    assert!(!out.contains('\x1b'), "{out:?}");
+}
+
+#[test]
+fn session_warns_about_actions_left_pending() {
+    let dir = workspace();
+    let script = "{\"tool\": \"ast_edit\", \"args\": {\"ops\": [{\"pat\": \"$X.unwrap()\", \"out\": \"$X?\"}]}}\n";
+    let output = session(dir.path(), &[], script);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        stderr(&output).contains("1 pending action(s) were never resolved and were dropped, nothing written: AST Edit: 4 replacements in 2 files"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(read(dir.path(), "src/load.rs"), UNWRAPS);
+}
+
+// ---------------------------------------------------------------------------------------
+// serve (the protocol itself is tested in tests/mcp.rs and tests/interop/)
+
+#[test]
+fn serve_reports_a_client_that_never_shakes_hands() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = run(
+        xcsh().args(["serve", "--root", dir.path().to_str().unwrap()]),
+        "",
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stdout(&output).is_empty(), "stdout is the protocol's alone");
+    assert!(
+        stderr(&output).contains("before the MCP handshake"),
+        "{}",
+        stderr(&output)
+    );
+
+    let missing = run(xcsh().args(["serve", "--root", "/definitely/not/here"]), "");
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("pass an existing directory"));
+}
+
+// ---------------------------------------------------------------------------------------
+// demo
+
+#[test]
+fn demo_shows_the_whole_flow_from_any_directory() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let output = run(xcsh().current_dir(elsewhere.path()).arg("demo"), "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out = stdout(&output);
+    let milestones = [
+        "Tools offered: ast_grep, ast_edit, resolve",
+        "web/api.ts:13:5: console.log(\"usage request failed\", response.status)",
+        "AST Edit preview: 4 replacements in 1 file",
+        "+    let text = fs::read_to_string(path)?;",
+        "src/config.rs on disk is unchanged: still 4 `.unwrap()` calls.",
+        "  #1 AST Edit: 4 replacements in 1 file  (from ast_edit)",
+        "  anthropic         {\"name\":\"resolve\",\"type\":\"tool\"}",
+        "  openai-chat       {\"function\":{\"name\":\"resolve\"},\"type\":\"function\"}",
+        "  gemini            {\"function_calling_config\":{\"allowed_function_names\":[\"resolve\"],\"mode\":\"ANY\"}}",
+        "  bedrock           {\"tool\":{\"name\":\"resolve\"}}",
+        "  mcp               (cannot force a tool",
+        "Accept: 4 replacements in 1 file [AST Edit]",
+        "Applied 4 replacements in 1 file.",
+        "src/config.rs on disk now:",
+        "   20 │     let text = fs::read_to_string(path)?;",
+        "Discard: 2 replacements in 1 file [AST Edit]",
+        "app/report.py on disk is unchanged.",
+        "Nothing is pending; no provider gets a forced tool choice:",
+        "resolve answers (isError: true): No pending action to resolve. Nothing to apply or discard.",
+        "  src/config.rs    changed on 4 line(s)",
+        "  app/report.py    unchanged",
+    ];
+    let mut from = 0;
+    for milestone in milestones {
+        let found = out[from..].find(milestone);
+        assert!(
+            found.is_some(),
+            "missing, or out of order: `{milestone}`\n{out}"
+        );
+        from += found.unwrap_or(0);
+    }
+    assert!(!out.contains('\x1b'), "plain when not a terminal: {out:?}");
+}
