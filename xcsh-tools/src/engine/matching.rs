@@ -101,7 +101,7 @@ mod tests {
             let root = parse(src, lang).unwrap();
             for pat in pats {
                 let pattern = Pattern::try_new(pat, lang.support_lang()).unwrap();
-                let prefilter = Prefilter::new(vec![required_literals(&pattern, lang)]);
+                let prefilter = Prefilter::new(lang, vec![required_literals(&pattern, lang)]);
                 let anchors = prefilter.anchors(0, src.as_bytes());
                 for reentrant in [false, true] {
                     let theirs: Vec<_> = Visitor::new(&pattern)

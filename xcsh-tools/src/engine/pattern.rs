@@ -231,6 +231,7 @@ impl CompiledOps {
                 continue;
             }
             let prefilter = Prefilter::new(
+                lang,
                 ops.iter()
                     .map(|op| required_literals(&op.pattern, lang))
                     .collect(),

@@ -18,6 +18,14 @@
 //! TypeScript it must also start at one (no such token directly follows a letter or `_` in a
 //! syntactically valid file); Python is exempt because `0xfor x` is valid Python.
 //!
+//! In Rust, Go and Python an occurrence that is surely inside a line comment does not count:
+//! the line holds a comment marker (`//`, `#`) before it, with no quote character anywhere
+//! before the occurrence on that line and no `*/` after the marker. Outside string literals
+//! and block comments such a marker always starts a comment in these languages, and a quote
+//! or a `*/` is what it would take for the marker to be inside a literal or a comment that
+//! closes before the occurrence; when in doubt the occurrence counts. (JavaScript and
+//! TypeScript are left out: `//` can be part of a regular-expression literal.)
+//!
 //! The one way ast-grep matches a keyword that is not in the text is a zero-width MISSING
 //! token that tree-sitter invents while recovering from a syntax error; a file without the
 //! keyword anywhere that still matches through one is the only thing this filter may skip.
@@ -116,18 +124,60 @@ fn is_ascii_word(text: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// How to recognise an occurrence that is surely in a line comment.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LineComment {
+    marker: &'static [u8],
+    /// Characters that open a literal in which the marker would not start a comment.
+    quotes: &'static [u8],
+}
+
+impl LineComment {
+    /// The rule for `lang`, if it has one.
+    pub fn of(lang: Lang) -> Option<Self> {
+        match lang {
+            Lang::Rust => Some(Self {
+                marker: b"//",
+                quotes: b"\"",
+            }),
+            Lang::Go => Some(Self {
+                marker: b"//",
+                quotes: b"\"`",
+            }),
+            Lang::Python => Some(Self {
+                marker: b"#",
+                quotes: b"\"'",
+            }),
+            Lang::TypeScript | Lang::Tsx | Lang::JavaScript => None,
+        }
+    }
+
+    /// Whether the text at `at` is surely inside a line comment.
+    fn surely_covers(&self, haystack: &[u8], at: usize) -> bool {
+        let line_start = memchr::memrchr(b'\n', &haystack[..at]).map_or(0, |nl| nl + 1);
+        let line = &haystack[line_start..at];
+        let Some(marker) = memmem::find(line, self.marker) else {
+            return false;
+        };
+        !line.iter().any(|b| self.quotes.contains(b))
+            && memmem::find(&line[marker..], b"*/").is_none()
+    }
+}
+
 struct Finder {
     finder: memmem::Finder<'static>,
     word_start: bool,
     word_end: bool,
+    comment: Option<LineComment>,
 }
 
 impl Finder {
-    fn new(lit: &Literal) -> Self {
+    fn new(lit: &Literal, comment: Option<LineComment>) -> Self {
         Self {
             finder: memmem::Finder::new(lit.text.as_bytes()).into_owned(),
             word_start: lit.word_start,
             word_end: lit.word_end,
+            comment,
         }
     }
 
@@ -143,7 +193,11 @@ impl Finder {
                 || haystack
                     .get(end)
                     .is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_'));
-            start_ok && end_ok
+            start_ok
+                && end_ok
+                && !self
+                    .comment
+                    .is_some_and(|c| c.surely_covers(haystack, start))
         })
     }
 
@@ -177,12 +231,13 @@ pub(crate) struct Prefilter {
 }
 
 impl Prefilter {
-    /// `literals[i]` are the literals of the i-th op of one language.
-    pub fn new(literals: Vec<Vec<Literal>>) -> Self {
+    /// `literals[i]` are the literals of the i-th op of `lang`.
+    pub fn new(lang: Lang, literals: Vec<Vec<Literal>>) -> Self {
+        let comment = LineComment::of(lang);
         Self {
             alternatives: literals
                 .iter()
-                .map(|lits| lits.iter().map(Finder::new).collect())
+                .map(|lits| lits.iter().map(|l| Finder::new(l, comment)).collect())
                 .collect(),
         }
     }
@@ -268,7 +323,7 @@ mod tests {
 
     fn filter(pat: &str, lang: Lang) -> Prefilter {
         let pattern = Pattern::try_new(pat, lang.support_lang()).unwrap();
-        Prefilter::new(vec![required_literals(&pattern, lang)])
+        Prefilter::new(lang, vec![required_literals(&pattern, lang)])
     }
 
     #[test]
@@ -283,6 +338,26 @@ mod tests {
         // Non-ASCII neighbours are not judged.
         assert!(f.may_match("é unwrapé".as_bytes()));
         assert!(!f.may_match(b""));
+    }
+
+    #[test]
+    fn occurrences_surely_in_line_comments_do_not_count() {
+        let f = filter("$X.unwrap()", Lang::Rust);
+        assert!(!f.may_match(b"// x.unwrap()\n/// y.unwrap()\nfn f() {} // z.unwrap()\n"));
+        assert!(f.may_match(b"// note\nx.unwrap();\n"));
+        // A quote before or after the marker, or a `*/` after it: not sure, so it counts.
+        assert!(f.may_match(b"let s = \"a\"; // x.unwrap()\n"));
+        assert!(f.may_match(b"let s = \"http://a\"; x.unwrap();\n"));
+        assert!(f.may_match(b"  end of a string // here\"; x.unwrap();\n"));
+        assert!(f.may_match(b"/* a // b */ x.unwrap();\n"));
+        assert!(f.may_match(b"  a // b */ x.unwrap();\n"));
+        let py = filter("print($A)", Lang::Python);
+        assert!(!py.may_match(b"# print(1)\nx = 1  # print(2)\n"));
+        assert!(py.may_match(b"s = '#'; print(1)\n"));
+        // JavaScript: `//` may be inside a regular expression, so nothing is assumed.
+        let js = filter("foo($A)", Lang::JavaScript);
+        assert!(js.may_match(b"const r = /[//]/; foo(1);\n"));
+        assert!(js.may_match(b"// foo(1)\n"));
     }
 
     #[test]
