@@ -116,7 +116,15 @@ impl McpServer {
         Self::with_session(registry.session())
     }
 
-    /// A server that calls tools through `session` (its pending stack is the connection's).
+    /// A server that calls tools through `session` (its pending stack is the connection's),
+    /// e.g. to look at the stack from the serving program.
+    ///
+    /// ```
+    /// use xcsh::mcp::McpServer;
+    /// let session = xcsh::Session::builder().build().unwrap();
+    /// let server = McpServer::with_session(session.clone());
+    /// assert_eq!(server.session().id(), session.id());
+    /// ```
     pub fn with_session(session: Session) -> Self {
         let stack_events = session.pending().subscribe();
         McpServer {
@@ -129,6 +137,13 @@ impl McpServer {
     }
 
     /// Names the server in the handshake (`serverInfo`), e.g. after the crate serving it.
+    ///
+    /// ```
+    /// use xcsh::mcp::{McpServer, rmcp::ServerHandler};
+    /// let registry = xcsh::Session::builder().build_registry().unwrap();
+    /// let server = McpServer::new(registry).with_name("my-tools", "1.2.0");
+    /// assert_eq!(server.get_info().server_info.name, "my-tools");
+    /// ```
     #[must_use]
     pub fn with_name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.identity = Implementation::new(name, version);
@@ -136,6 +151,13 @@ impl McpServer {
     }
 
     /// Replaces the instructions sent in the handshake (`None` sends none).
+    ///
+    /// ```
+    /// use xcsh::mcp::{McpServer, rmcp::ServerHandler};
+    /// let registry = xcsh::Session::builder().build_registry().unwrap();
+    /// let server = McpServer::new(registry).with_instructions(Some("Search before editing.".into()));
+    /// assert_eq!(server.get_info().instructions.as_deref(), Some("Search before editing."));
+    /// ```
     #[must_use]
     pub fn with_instructions(mut self, instructions: Option<String>) -> Self {
         self.instructions = instructions;
@@ -163,6 +185,18 @@ impl McpServer {
     }
 
     /// The tools as `tools/list` returns them now (`resolve` describing the pending stack).
+    ///
+    /// ```
+    /// use xcsh::mcp::McpServer;
+    /// let registry = xcsh::Session::builder()
+    ///     .suite(xcsh::tools::builtin_suite())
+    ///     .build_registry()
+    ///     .unwrap();
+    /// let tools = McpServer::new(registry).list();
+    /// assert_eq!(tools[1].title.as_deref(), Some("AST Edit"));
+    /// assert_eq!(tools[1].annotations.as_ref().unwrap().read_only_hint, Some(true));
+    /// assert!(tools[2].description.as_deref().unwrap().ends_with("Nothing is pending."));
+    /// ```
     pub fn list(&self) -> Vec<rmcp::model::Tool> {
         listing::tools(&self.session)
     }
@@ -197,6 +231,16 @@ impl McpServer {
 
     /// Serves this connection on the process's stdin and stdout until the client
     /// disconnects. Nothing else may write to stdout meanwhile: log to stderr.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let registry = xcsh::Session::builder()
+    ///     .suite(xcsh::tools::builtin_suite())
+    ///     .build_registry()?;
+    /// xcsh::mcp::McpServer::new(registry).serve_stdio().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
         self.serve(rmcp::transport::io::stdio_pipes()).await
     }
@@ -313,7 +357,12 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// Why serving a connection stopped with an error.
+/// Why serving a connection stopped with an error; its message says what to check.
+///
+/// ```
+/// let err = xcsh::mcp::ServeError::Handshake("connection closed: initialize request".into());
+/// assert!(err.to_string().starts_with("the client closed the connection before the MCP handshake"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServeError {
