@@ -6,6 +6,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use xcsh::tools::engine::Progress;
@@ -19,6 +20,10 @@ const EVERY: Duration = Duration::from_millis(100);
 pub(crate) struct StderrProgress {
     enabled: bool,
     started: Instant,
+    /// The highest counts reported: worker threads report their own snapshots, which may
+    /// arrive out of order, and a count that goes backwards looks broken.
+    scanned: AtomicUsize,
+    matched: AtomicUsize,
     /// When the line was last drawn (`None`: never drawn).
     drawn: Mutex<Option<Instant>>,
 }
@@ -29,13 +34,26 @@ impl StderrProgress {
         StderrProgress {
             enabled: std::io::stderr().is_terminal(),
             started: Instant::now(),
+            scanned: AtomicUsize::new(0),
+            matched: AtomicUsize::new(0),
             drawn: Mutex::new(None),
         }
     }
 
     /// Takes one report; cheap when nothing is drawn.
     pub(crate) fn report(&self, progress: Progress) {
-        if !self.enabled || self.started.elapsed() < GRACE {
+        if !self.enabled {
+            return;
+        }
+        let scanned = self
+            .scanned
+            .fetch_max(progress.files_scanned, Ordering::Relaxed)
+            .max(progress.files_scanned);
+        let matched = self
+            .matched
+            .fetch_max(progress.files_matched, Ordering::Relaxed)
+            .max(progress.files_matched);
+        if self.started.elapsed() < GRACE {
             return;
         }
         // Another thread drawing right now is as good as this report.
@@ -49,8 +67,7 @@ impl StderrProgress {
         let mut stderr = std::io::stderr().lock();
         let _ = write!(
             stderr,
-            "\r\x1b[2Kscanning… {} files, {} with matches",
-            progress.files_scanned, progress.files_matched
+            "\r\x1b[2Kscanning… {scanned} files, {matched} with matches"
         );
         let _ = stderr.flush();
     }
