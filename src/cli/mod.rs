@@ -17,7 +17,7 @@ use clap::{Parser, Subcommand};
 
 /// Tools for LLM coding agents: previewed edits that change nothing until resolved.
 #[derive(Debug, Parser)]
-#[command(name = "xcsh", version, about, propagate_version = true)]
+#[command(name = "xcsh", version, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -30,8 +30,14 @@ enum Command {
     /// Print the tool definitions for one provider, as JSON.
     Tools(tools::Args),
     /// Replay a JSONL script of tool calls against one session.
+    #[command(
+        after_help = "A line: {\"tool\": \"ast_edit\", \"args\": {\"ops\": [{\"pat\": \"$X.unwrap()\", \"out\": \"$X?\"}]}}\nBlank lines and lines starting with # are skipped. Exit code 2 if a line was malformed (the other lines still run)."
+    )]
     Session(session::Args),
     /// Structural search-and-replace with a diff preview, applied after confirmation.
+    #[command(
+        after_help = "Exit codes: 0 applied or nothing to do, 1 declined or preview only, 2 error.\nExample: xcsh ast-edit -p '$X.unwrap()' -r '$X?' -l rust src/"
+    )]
     AstEdit(ast_edit::Args),
     /// Show the whole preview → resolve flow on a bundled sample workspace.
     Demo(demo::Args),
