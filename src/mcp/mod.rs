@@ -58,7 +58,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::service::{
+    NotificationContext, RequestContext, ServerInitializeError, SubscriptionContext,
+};
 use rmcp::transport::IntoTransport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
@@ -220,7 +222,12 @@ impl McpServer {
     {
         let running = ServiceExt::serve(self, transport)
             .await
-            .map_err(|e| ServeError::Handshake(e.to_string()))?;
+            .map_err(|e| match e {
+                ServerInitializeError::ConnectionClosed(_) => {
+                    ServeError::ClosedBeforeHandshake(e.to_string())
+                }
+                other => ServeError::Handshake(other.to_string()),
+            })?;
         let reason = running
             .waiting()
             .await
@@ -360,13 +367,15 @@ impl ServerHandler for McpServer {
 /// Why serving a connection stopped with an error; its message says what to check.
 ///
 /// ```
-/// let err = xcsh::mcp::ServeError::Handshake("connection closed: initialize request".into());
+/// let err = xcsh::mcp::ServeError::ClosedBeforeHandshake("connection closed".into());
 /// assert!(err.to_string().starts_with("the client closed the connection before the MCP handshake"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServeError {
-    /// The client did not complete the MCP handshake (it hung up, or sent something else).
+    /// The client hung up before the MCP handshake.
+    ClosedBeforeHandshake(String),
+    /// The MCP handshake failed (the client sent something else, or an unsupported version).
     Handshake(String),
     /// The connection's task ended abnormally.
     Stopped(String),
@@ -375,9 +384,9 @@ pub enum ServeError {
 impl fmt::Display for ServeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ServeError::Handshake(cause) if cause.starts_with("connection closed") => write!(
+            ServeError::ClosedBeforeHandshake(cause) => write!(
                 f,
-                "the client closed the connection before the MCP handshake ({cause}); start xcsh serve from an MCP client, which sends `initialize` first"
+                "the client closed the connection before the MCP handshake ({cause}); start the server from an MCP client, which speaks first"
             ),
             ServeError::Handshake(cause) => write!(
                 f,
