@@ -230,7 +230,9 @@ fn on_a_terminal(dir: &Path, answer: &str, env: &[(&str, &str)]) -> Option<Outpu
     command
         .current_dir(dir)
         .args(["-qec", &line, "/dev/null"])
-        .env_remove("NO_COLOR");
+        .env_remove("NO_COLOR")
+        // Colour needs a terminal that says it has colours; CI may set no TERM at all.
+        .env("TERM", "xterm-256color");
     for (key, value) in env {
         command.env(key, value);
     }
