@@ -228,6 +228,8 @@ pub fn render_preview(plan: &EditPlan, max_diff_chars: usize) -> String {
             out.push_str(&diff);
         }
     }
+    // Diffs end with a newline; every later section starts after exactly one blank line.
+    out.truncate(out.trim_end().len());
     let notes = preview_notes(plan);
     if !notes.is_empty() {
         out.push('\n');
