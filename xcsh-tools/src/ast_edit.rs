@@ -13,8 +13,10 @@ use xcsh_core::{
 };
 
 use crate::changeset::ChangeSet;
-use crate::engine::{self, EditPlan, EditRequest, Op, Scope, WalkOptions, preview};
-use crate::run::{first_of, parse_lang, parse_limit, plural, run_engine, workspace};
+use crate::engine::{self, EditPlan, EditRequest, Op, WalkOptions, preview};
+use crate::run::{
+    READS_WORKSPACE, first_of, parse_lang, parse_limit, plural, run_engine, scope, workspace,
+};
 
 /// The tool's name.
 pub const AST_EDIT: &str = "ast_edit";
@@ -138,13 +140,7 @@ impl AstEdit {
         let (path, glob) = (params.path, params.glob);
         let plan_ws = ws.clone();
         let plan = run_engine(ctx, move |control| {
-            let mut scope = Scope::root(&plan_ws);
-            if let Some(path) = path.as_deref() {
-                scope = scope.with_path(path);
-            }
-            if let Some(glob) = glob.as_deref() {
-                scope = scope.with_glob(glob);
-            }
+            let scope = scope(&plan_ws, path.as_deref(), glob.as_deref());
             engine::plan_edits(&scope, &request, control)
         })
         .await?
@@ -331,11 +327,7 @@ impl Tool for AstEdit {
     }
     fn annotations(&self) -> ToolAnnotations {
         // The call itself only reads and previews; writing happens through `resolve`.
-        ToolAnnotations::new()
-            .read_only(true)
-            .destructive(false)
-            .idempotent(true)
-            .open_world(false)
+        READS_WORKSPACE
     }
     fn pushes_pending_actions(&self) -> bool {
         true

@@ -11,8 +11,10 @@ use xcsh_core::{
     decode_arguments, schema::cached_schema_for,
 };
 
-use crate::engine::{self, Scope, SearchRequest, SearchResult, WalkOptions};
-use crate::run::{first_of, parse_lang, parse_limit, plural, run_engine, workspace};
+use crate::engine::{self, SearchRequest, SearchResult, WalkOptions};
+use crate::run::{
+    READS_WORKSPACE, first_of, parse_lang, parse_limit, plural, run_engine, scope, workspace,
+};
 
 /// The tool's name.
 pub const AST_GREP: &str = "ast_grep";
@@ -160,11 +162,7 @@ impl Tool for AstGrep {
         &PARAMETERS
     }
     fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations::new()
-            .read_only(true)
-            .destructive(false)
-            .idempotent(true)
-            .open_world(false)
+        READS_WORKSPACE
     }
     fn execute<'a>(
         &'a self,
@@ -182,13 +180,7 @@ impl Tool for AstGrep {
             let ws = workspace(ctx)?;
             let (path, glob) = (params.path, params.glob);
             let result = run_engine(ctx, move |control| {
-                let mut scope = Scope::root(&ws);
-                if let Some(path) = path.as_deref() {
-                    scope = scope.with_path(path);
-                }
-                if let Some(glob) = glob.as_deref() {
-                    scope = scope.with_glob(glob);
-                }
+                let scope = scope(&ws, path.as_deref(), glob.as_deref());
                 engine::search(&scope, &request, control)
             })
             .await?

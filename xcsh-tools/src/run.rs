@@ -3,9 +3,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use xcsh_core::{ToolContext, ToolError};
+use xcsh_core::{ToolAnnotations, ToolContext, ToolError};
 
-use crate::engine::{CancelFlag, Control, Lang, Progress};
+use crate::engine::{CancelFlag, Control, Lang, Progress, Scope};
 use crate::workspace::Workspace;
 
 /// Progress is reported at most once per this many scanned files: per-file notifications
@@ -19,6 +19,30 @@ pub(crate) fn workspace(ctx: &ToolContext) -> Result<Workspace, ToolError> {
             "the workspace root is not usable: {e}; start the session with an existing directory as its root"
         ))
     })
+}
+
+/// What `ast_grep` and `ast_edit` tell clients: they read the workspace and change nothing
+/// (`ast_edit` writes only later, through `resolve`).
+pub(crate) const READS_WORKSPACE: ToolAnnotations = ToolAnnotations::new()
+    .read_only(true)
+    .destructive(false)
+    .idempotent(true)
+    .open_world(false);
+
+/// The part of the workspace a call covers: its optional `path` and `glob` parameters.
+pub(crate) fn scope<'a>(
+    ws: &'a Workspace,
+    path: Option<&'a str>,
+    glob: Option<&'a str>,
+) -> Scope<'a> {
+    let mut scope = Scope::root(ws);
+    if let Some(path) = path {
+        scope = scope.with_path(path);
+    }
+    if let Some(glob) = glob {
+        scope = scope.with_glob(glob);
+    }
+    scope
 }
 
 /// Parses the optional `lang` parameter; the error lists the supported languages.
