@@ -85,7 +85,8 @@ pub use result::{AgentToolResult, Content, IntoToolResult};
 pub use schema::JsonObject;
 pub use dialect::Provider;
 pub use session::{
-    BuildError, CallOptions, DialectNotEnabled, Registry, ResolveBias, Session, SessionBuilder,
+    BuildError, CallOptions, DialectNotEnabled, MAX_ARGUMENT_DEPTH, Registry, ResolveBias, Session,
+    SessionBuilder,
 };
 pub use suite::{Suite, ToolRegistration, ToolSuite, registered_suite, registered_tools};
 pub use tokio_util::sync::CancellationToken;

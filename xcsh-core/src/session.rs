@@ -544,6 +544,21 @@ impl Session {
         mut args: Value,
         options: CallOptions,
     ) -> AgentToolResult {
+        if nests_deeper_than(&args, MAX_ARGUMENT_DEPTH) {
+            // Dropping (or decoding) such a value recursively would overflow the stack and
+            // abort the process: take it apart in a loop, and tell the model.
+            dismantle(args);
+            return AgentToolResult::error(
+                ToolError::invalid_arguments(
+                    name,
+                    "",
+                    format!(
+                        "arrays and objects are nested more than {MAX_ARGUMENT_DEPTH} levels deep"
+                    ),
+                )
+                .into_message(),
+            );
+        }
         let Some(tool) = self.registry.get(name) else {
             return AgentToolResult::error(self.unknown_tool_message(name));
         };
@@ -612,6 +627,40 @@ impl Session {
             "Unknown tool `{name}`.{hint} Available tools: {}.",
             names.join(", ")
         )
+    }
+}
+
+/// How deeply a call's arguments may nest arrays and objects: serde_json's parser refuses
+/// deeper JSON text, so only a `Value` built in code can exceed it — and dropping or
+/// decoding one 10,000 levels deep recursively overflows a thread's stack.
+pub const MAX_ARGUMENT_DEPTH: usize = 128;
+
+/// Whether `value` nests arrays and objects more than `max` levels deep (without recursion).
+fn nests_deeper_than(value: &Value, max: usize) -> bool {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(fields) => Box::new(fields.values()),
+            _ => continue,
+        };
+        if depth >= max {
+            return true;
+        }
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    false
+}
+
+/// Drops `value` one level at a time, so its depth cannot overflow the stack.
+fn dismantle(value: Value) {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(fields) => stack.extend(fields.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
     }
 }
 
