@@ -277,11 +277,19 @@ pub fn custom_tool<T: CustomTool>() -> Arc<dyn Tool> {
 /// Decodes tool arguments, naming the JSON path and the expected type on failure
 /// (`files[2]: invalid type: integer `2`, expected a string`). `null` counts as `{}` because
 /// clients send it for tools without parameters.
+/// An array is refused: serde would read it positionally, as the fields in declaration order,
+/// so `["apply", "why"]` sent to `resolve` would apply the top action.
 pub fn decode_arguments<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
-    let args = if args.is_null() {
-        Value::Object(JsonObject::new())
-    } else {
-        args
+    let args = match args {
+        Value::Null => Value::Object(JsonObject::new()),
+        Value::Array(_) => {
+            return Err(ToolError::invalid_arguments(
+                tool,
+                "",
+                "invalid type: sequence, expected an object of named parameters",
+            ));
+        }
+        args => args,
     };
     serde_path_to_error::deserialize::<_, T>(args).map_err(|error| {
         let path = error.path().to_string();
