@@ -20,7 +20,7 @@ use crate::error::{ToolError, panic_message};
 use crate::names::validate_tool_name;
 use crate::pending::PendingActionStore;
 use crate::resolve::{RESOLVE_TOOL_NAME, ResolveTool};
-use crate::result::AgentToolResult;
+use crate::result::{AgentToolResult, Content};
 use crate::schema::JsonObject;
 use crate::suite::{Suite, registered_tools};
 use crate::tool::{CustomTool, Tool, custom_tool};
@@ -560,7 +560,9 @@ impl Session {
             );
         }
         let Some(tool) = self.registry.get(name) else {
-            return AgentToolResult::error(self.unknown_tool_message(name));
+            let mut result = AgentToolResult::error(self.unknown_tool_message(name));
+            shorten_error_texts(&mut result);
+            return result;
         };
         if self.registry.strict_gate
             && name != RESOLVE_TOOL_NAME
@@ -602,7 +604,7 @@ impl Session {
             () = cancellation.cancelled() => Ok(Err(ToolError::cancelled())),
             outcome = run => outcome,
         };
-        match outcome {
+        let mut result = match outcome {
             Ok(Ok(result)) => result,
             Ok(Err(error)) => AgentToolResult::error(error.into_message()),
             Err(payload) => {
@@ -612,7 +614,11 @@ impl Session {
                     "Tool `{name}` failed unexpectedly (panic: {message}). Nothing else was affected; you may retry with different arguments or use another tool."
                 ))
             }
+        };
+        if result.is_error {
+            shorten_error_texts(&mut result);
         }
+        result
     }
 
     fn unknown_tool_message(&self, name: &str) -> String {
@@ -628,6 +634,75 @@ impl Session {
             names.join(", ")
         )
     }
+}
+
+/// A value quoted in an error text (between backticks or double quotes) longer than this
+/// many characters is shortened: errors name what the model sent, they must not echo 10 MB.
+const MAX_QUOTED_CHARS: usize = 200;
+/// An error text still longer than this keeps only its start and its end.
+const MAX_ERROR_CHARS: usize = 8 * 1024;
+
+/// Shortens long quoted values in an error result's texts, then over-long texts.
+fn shorten_error_texts(result: &mut AgentToolResult) {
+    for content in &mut result.content {
+        if let Content::Text { text } = content
+            && text.len() > MAX_QUOTED_CHARS
+        {
+            let mut short = shorten_quotes(text);
+            if short.len() > MAX_ERROR_CHARS {
+                short = keep_ends(&short, MAX_ERROR_CHARS / 2);
+            }
+            *text = short;
+        }
+    }
+}
+
+/// `text` with every backtick- or double-quoted span longer than [`MAX_QUOTED_CHARS`]
+/// shortened to its start and a count of what was left out.
+fn shorten_quotes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(MAX_ERROR_CHARS));
+    let mut rest = text;
+    while let Some(open) = rest.find(['`', '"']) {
+        let quote = rest[open..].chars().next().unwrap_or('`');
+        let inner_start = open + quote.len_utf8();
+        let Some(len) = rest[inner_start..].find(quote) else {
+            break;
+        };
+        let inner = &rest[inner_start..inner_start + len];
+        out.push_str(&rest[..inner_start]);
+        let chars = inner.chars().count();
+        if chars > MAX_QUOTED_CHARS {
+            out.extend(inner.chars().take(MAX_QUOTED_CHARS / 2));
+            out.push_str(&format!(
+                "… ({} more characters)",
+                chars - MAX_QUOTED_CHARS / 2
+            ));
+        } else {
+            out.push_str(inner);
+        }
+        out.push(quote);
+        rest = &rest[inner_start + len + quote.len_utf8()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The first and last `keep` bytes of `text` (on character boundaries) around a note.
+fn keep_ends(text: &str, keep: usize) -> String {
+    let mut head = keep.min(text.len());
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len().saturating_sub(keep).max(head);
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{} … ({} bytes left out) … {}",
+        &text[..head],
+        tail - head,
+        &text[tail..]
+    )
 }
 
 /// How deeply a call's arguments may nest arrays and objects: serde_json's parser refuses
