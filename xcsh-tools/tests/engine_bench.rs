@@ -25,11 +25,14 @@ fn time_a_preview() {
     let out = std::env::var("XCSH_BENCH_OUT").unwrap_or_else(|_| "$X.expect(\"checked\")".into());
     let diffs = std::env::var("XCSH_BENCH_DIFFS").is_ok();
     let ws = Workspace::new(&corpus).expect("corpus directory");
-    let request = EditRequest {
+    let mut request = EditRequest {
         ops: vec![Op::new(pat.clone(), out)],
         lang: Some(Lang::Rust),
         ..EditRequest::default()
     };
+    if let Ok(threads) = std::env::var("XCSH_BENCH_THREADS") {
+        request.walk.threads = threads.parse().expect("XCSH_BENCH_THREADS is a number");
+    }
     let start = Instant::now();
     let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default()).expect("plan");
     let planned = start.elapsed();
@@ -40,6 +43,16 @@ fn time_a_preview() {
         }
     }
     let total = start.elapsed();
+    if std::env::var("XCSH_BENCH_APPLY").is_ok() {
+        // Write the plan to the (scratch!) corpus, to compare with `ast-grep --update-all`.
+        let mut changes = xcsh_tools::changeset::ChangeSet::new(ws.clone());
+        for file in &plan.files {
+            changes
+                .modify_expecting(&file.path, file.fingerprint, file.new_contents.clone())
+                .expect("queue");
+        }
+        changes.apply().expect("apply");
+    }
     let kept: usize = plan
         .files
         .iter()
@@ -116,5 +129,49 @@ fn time_the_parts() {
         bytes as f64 / parse.as_secs_f64() / 1e6,
         matching.as_secs_f64(),
         walking.as_secs_f64(),
+    );
+}
+
+/// Parse every `.rs` file once on one thread and drop it: the raw parser speed of this build.
+#[test]
+#[ignore = "manual timing; needs XCSH_BENCH_CORPUS"]
+fn time_parse_only() {
+    use ast_grep_core::tree_sitter::LanguageExt;
+    use ast_grep_language::SupportLang;
+    let Ok(corpus) = std::env::var("XCSH_BENCH_CORPUS") else {
+        return;
+    };
+    let walk_only = std::env::var("XCSH_BENCH_WALK").is_ok();
+    let start = Instant::now();
+    let (mut bytes, mut nodes) = (0usize, 0usize);
+    for entry in ignore::WalkBuilder::new(&corpus).build().flatten() {
+        if entry.path().extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(entry.path()) else {
+            continue;
+        };
+        bytes += text.len();
+        let root = SupportLang::Rust.ast_grep(&text);
+        if walk_only {
+            let mut cursor = root.root().get_inner_node().walk();
+            'walk: loop {
+                nodes += 1;
+                if cursor.goto_first_child() {
+                    continue;
+                }
+                while !cursor.goto_next_sibling() {
+                    if !cursor.goto_parent() {
+                        break 'walk;
+                    }
+                }
+            }
+        }
+    }
+    let t = start.elapsed().as_secs_f64();
+    eprintln!(
+        "parsed {} KiB in {t:.3}s ({:.1} MB/s), {nodes} nodes walked",
+        bytes / 1024,
+        bytes as f64 / t / 1e6
     );
 }

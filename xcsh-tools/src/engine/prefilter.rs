@@ -46,6 +46,8 @@ pub(crate) struct Literal {
     pub word_start: bool,
     /// The character after the text must not be `[A-Za-z0-9_]`.
     pub word_end: bool,
+    /// Occurrences inside comments count too (no line-comment rule applies).
+    pub anywhere: bool,
 }
 
 /// The literals a match of `pattern` in `lang` needs, rarest-looking (longest) first.
@@ -53,6 +55,18 @@ pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
     let ts = lang.support_lang().get_ts_language();
     let mut out = Vec::new();
     collect(&pattern.node, lang, &ts, &mut out);
+    // The CLI skips every file whose text does not contain the pattern's `fixed_string()` (its
+    // longest leaf text, punctuation included), so requiring it too can only skip files the
+    // CLI skips; it makes punctuation-only patterns such as `$A + $B` selective.
+    let fixed = pattern.fixed_string();
+    if !fixed.is_empty() && !out.iter().any(|lit| lit.text == fixed) {
+        out.push(Literal {
+            text: fixed.into_owned(),
+            word_start: false,
+            word_end: false,
+            anywhere: true,
+        });
+    }
     out.sort_by_key(|lit| std::cmp::Reverse(lit.text.len()));
     out.dedup();
     out
@@ -106,6 +120,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             text: text.to_owned(),
             word_start: identifier && word_start_holds,
             word_end: identifier,
+            anywhere: false,
         });
     }
     // Anonymous: only keywords (whose kind is their own text) are worth and safe to require.
@@ -113,6 +128,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
         text: text.to_owned(),
         word_start: word_start_holds,
         word_end: true,
+        anywhere: false,
     })
 }
 
@@ -177,7 +193,7 @@ impl Finder {
             finder: memmem::Finder::new(lit.text.as_bytes()).into_owned(),
             word_start: lit.word_start,
             word_end: lit.word_end,
-            comment,
+            comment: if lit.anywhere { None } else { comment },
         }
     }
 
@@ -291,7 +307,9 @@ mod tests {
             ["zzqq_nonexistent"]
         );
         assert_eq!(texts("$A", Lang::Rust), Vec::<String>::new());
-        assert_eq!(texts("$A + $B", Lang::Rust), Vec::<String>::new());
+        // Punctuation counts only through the CLI's own fixed string.
+        assert_eq!(texts("$A + $B", Lang::Rust), ["+"]);
+        assert_eq!(texts("$X?", Lang::Rust), ["?"]);
         assert_eq!(
             texts("console.log($$$A)", Lang::JavaScript),
             ["console", "log"]
