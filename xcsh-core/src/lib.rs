@@ -51,12 +51,14 @@
 //! # });
 //! ```
 
+mod bounds;
 mod context;
 pub mod dialect;
 mod error;
 mod names;
 mod pending;
 mod pending_fn;
+mod registry;
 mod render;
 mod resolve;
 mod result;
@@ -65,10 +67,12 @@ mod session;
 mod suite;
 mod tool;
 
+pub use bounds::MAX_ARGUMENT_DEPTH;
 pub use context::{
     Extensions, Progress, ProgressSink, RESOLVE_REMINDER, Reminders, STORE_UNAVAILABLE, ToolContext,
 };
 pub use dialect::Dialect;
+pub use dialect::Provider;
 pub use error::ToolError;
 pub use names::validate_tool_name;
 pub use pending::{
@@ -76,6 +80,7 @@ pub use pending::{
     PendingId, PendingSummary,
 };
 pub use pending_fn::PendingFn;
+pub use registry::{BuildError, DialectNotEnabled, Registry, SessionBuilder};
 pub use render::ResolutionView;
 pub use resolve::{
     APPLY_FAILED_PREFIX, NOTHING_PENDING, RESOLVE_TOOL_LABEL, RESOLVE_TOOL_NAME, Resolution,
@@ -83,11 +88,7 @@ pub use resolve::{
 };
 pub use result::{AgentToolResult, Content, IntoToolResult};
 pub use schema::JsonObject;
-pub use dialect::Provider;
-pub use session::{
-    BuildError, CallOptions, DialectNotEnabled, MAX_ARGUMENT_DEPTH, Registry, ResolveBias, Session,
-    SessionBuilder,
-};
+pub use session::{CallOptions, ResolveBias, Session};
 pub use suite::{Suite, ToolRegistration, ToolSuite, registered_suite, registered_tools};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
