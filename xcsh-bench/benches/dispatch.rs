@@ -1,0 +1,219 @@
+//! In-process micro-benchmarks (divan): a trivial tool through `Session::call` against the
+//! same tool through rmcp's tool router, the preview → `resolve` apply round trip, and schema
+//! retrieval after the first call — which must not allocate (checked before the benchmarks
+//! run; the process fails if it does).
+//!
+//! `cargo bench -p xcsh-bench --bench dispatch` (divan's options after `--`, e.g.
+//! `-- --sample-count 50`). The allocation counts in the table come from divan's
+//! `AllocProfiler`, wrapped by our own per-thread counter.
+
+use std::hint::black_box;
+
+use divan::{AllocProfiler, Bencher};
+use rmcp::ServerHandler as _;
+use serde_json::{Value, json};
+use tokio::runtime::Runtime;
+use xcsh::{CustomTool, Dialect};
+use xcsh_bench::{CountingAlloc, allocations_in};
+
+#[path = "fixtures/mod.rs"]
+mod fixtures;
+
+use fixtures::{Add, RmcpDefaultServer, RmcpServer};
+
+#[global_allocator]
+static ALLOC: CountingAlloc<AllocProfiler> = CountingAlloc::new(AllocProfiler::system());
+
+fn main() {
+    schema_retrieval_is_allocation_free();
+    divan::main();
+}
+
+/// A single-threaded runtime: both contestants are polled the same way, on this thread.
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+fn add_args() -> Value {
+    json!({"a": 1, "b": 2})
+}
+
+/// One call of the trivial tool.
+mod call {
+    use super::*;
+    use rmcp::model::CallToolRequestParams;
+
+    #[divan::bench]
+    fn xcsh_session_call(bencher: Bencher) {
+        let rt = runtime();
+        let session = fixtures::xcsh_session();
+        let args = add_args();
+        assert_eq!(
+            rt.block_on(session.call("add", args.clone()))
+                .text_content(),
+            "3"
+        );
+        bencher.bench_local(|| rt.block_on(session.call("add", args.clone())));
+    }
+
+    #[divan::bench]
+    fn rmcp_router_call(bencher: Bencher) {
+        let rt = runtime();
+        let _enter = rt.enter();
+        let server = RmcpServer::new();
+        let (peer, _guard) = fixtures::rmcp_peer(server.clone());
+        let args = fixtures::rmcp_arguments();
+        let first = rt.block_on(fixtures::rmcp_router_call(
+            &server,
+            &args,
+            fixtures::request_context(&peer, 0),
+        ));
+        assert!(fixtures::rmcp_says_three(&first));
+        bencher.bench_local(|| {
+            rt.block_on(fixtures::rmcp_router_call(
+                &server,
+                &args,
+                fixtures::request_context(&peer, 1),
+            ))
+        });
+    }
+
+    /// Through `ServerHandler::call_tool` (what rmcp's service calls), router in a field.
+    #[divan::bench]
+    fn rmcp_handler_call_tool(bencher: Bencher) {
+        let rt = runtime();
+        let _enter = rt.enter();
+        let server = RmcpServer::new();
+        let (peer, _guard) = fixtures::rmcp_peer(server.clone());
+        let args = fixtures::rmcp_arguments();
+        bencher.bench_local(|| {
+            let params = CallToolRequestParams::new("add").with_arguments(args.clone());
+            rt.block_on(server.call_tool(params, fixtures::request_context(&peer, 1)))
+        });
+    }
+
+    /// `#[tool_router(server_handler)]`'s default `call_tool`, which rebuilds the router on
+    /// every call.
+    #[divan::bench]
+    fn rmcp_default_server_handler(bencher: Bencher) {
+        let rt = runtime();
+        let _enter = rt.enter();
+        let server = RmcpDefaultServer;
+        let (peer, _guard) = fixtures::rmcp_peer(server.clone());
+        let args = fixtures::rmcp_arguments();
+        bencher.bench_local(|| {
+            let params = CallToolRequestParams::new("add").with_arguments(args.clone());
+            rt.block_on(server.call_tool(params, fixtures::request_context(&peer, 1)))
+        });
+    }
+}
+
+/// A previewing tool pushes a pending action; `resolve` applies it (rmcp has no equivalent).
+mod pending {
+    use super::*;
+
+    #[divan::bench]
+    fn xcsh_push_then_resolve_apply(bencher: Bencher) {
+        let rt = runtime();
+        let session = fixtures::xcsh_session();
+        let stage = json!({"n": 7});
+        let apply = json!({"action": "apply", "reason": "benchmark"});
+        let once = || async {
+            let preview = session.call("stage", stage.clone()).await;
+            let applied = session.call("resolve", apply.clone()).await;
+            // An agent loop delivers the reminder each push queues.
+            let reminders = session.take_reminders();
+            (preview, applied, reminders)
+        };
+        let (preview, applied, reminders) = rt.block_on(once());
+        assert!(!preview.is_error && !applied.is_error, "{applied:?}");
+        assert_eq!(applied.text_content(), "Applied 7.");
+        assert_eq!(reminders.len(), 1);
+        assert!(session.pending().is_empty());
+        bencher.bench_local(|| rt.block_on(once()));
+    }
+}
+
+/// Schema retrieval after the first call.
+mod schema {
+    use super::*;
+
+    #[divan::bench]
+    fn xcsh_tool_parameters(bencher: Bencher) {
+        let session = fixtures::xcsh_session();
+        let tool = session.registry().get("add").expect("registered");
+        bencher.bench_local(|| black_box(tool).parameters().len());
+    }
+
+    #[divan::bench]
+    fn xcsh_custom_tool_parameters(bencher: Bencher) {
+        let _ = Add::parameters();
+        bencher.bench_local(Add::parameters);
+    }
+
+    #[divan::bench(args = Dialect::ALL)]
+    fn xcsh_registry_definitions(bencher: Bencher, dialect: Dialect) {
+        let session = fixtures::xcsh_session();
+        let registry = session.registry();
+        bencher.bench_local(|| registry.definitions(black_box(dialect)).map(<[_]>::len));
+    }
+
+    #[divan::bench]
+    fn rmcp_router_get(bencher: Bencher) {
+        let server = RmcpServer::new();
+        bencher.bench_local(|| {
+            server
+                .tool_router
+                .get(black_box("add"))
+                .map(|t| t.input_schema.len())
+        });
+    }
+
+    /// rmcp's listing (`tools/list` calls it): clones every tool.
+    #[divan::bench]
+    fn rmcp_router_list_all(bencher: Bencher) {
+        let server = RmcpServer::new();
+        bencher.bench_local(|| server.tool_router.list_all());
+    }
+}
+
+/// Asserts that schema retrieval allocates nothing once the first call has filled the caches.
+fn schema_retrieval_is_allocation_free() {
+    const ROUNDS: usize = 1000;
+    let session = fixtures::xcsh_session();
+    let registry = session.registry();
+    let retrieve = || {
+        let tool = registry.get("add").expect("registered");
+        black_box(tool.parameters());
+        black_box(Add::parameters());
+        for dialect in Dialect::ALL {
+            black_box(
+                registry
+                    .definitions(dialect)
+                    .expect("every dialect is enabled"),
+            );
+            black_box(
+                registry
+                    .lowered_parameters("add", dialect)
+                    .expect("enabled"),
+            );
+        }
+    };
+    retrieve();
+    let (allocations, ()) = allocations_in(|| (0..ROUNDS).for_each(|_| retrieve()));
+    assert_eq!(
+        allocations, 0,
+        "schema retrieval allocated {allocations} times in {ROUNDS} rounds after the first call"
+    );
+    let server = RmcpServer::new();
+    let (rmcp_list, _) = allocations_in(|| black_box(server.tool_router.list_all()));
+    eprintln!(
+        "schema retrieval after the first call: 0 allocations in {ROUNDS} rounds of \
+         Tool::parameters, CustomTool::parameters, and Registry::definitions and \
+         lowered_parameters for all {} dialects (rmcp's list_all: {rmcp_list} per listing)",
+        Dialect::ALL.len()
+    );
+}
