@@ -739,3 +739,38 @@ fn plans_feed_a_change_set() {
         "package a\n\nfunc f() { h(1) }\n"
     );
 }
+
+#[test]
+fn a_go_call_pattern_read_as_a_conversion_gets_a_hint_when_it_matches_nothing() {
+    let (_d, ws) = workspace(&[(
+        "main.go",
+        b"package main\n\nfunc main() {\n\tfmt.Println(\"a\")\n\tfmt.Println(\"a\", 1)\n}\n",
+    )]);
+    let first = plan(
+        &ws,
+        &edit(
+            &[("fmt.Println($$$ARGS)", "log.Println($$$ARGS)")],
+            Some(Lang::Go),
+        ),
+    )
+    .expect("plan");
+    assert_eq!(first.matches_per_op, [0]);
+    assert_eq!(first.warnings.len(), 1);
+    assert!(
+        first.warnings[0]
+            .starts_with("ops[0].pat matched nothing: Go parses a call with one argument"),
+        "{:?}",
+        first.warnings
+    );
+    // The suggested shape works.
+    let second = plan(
+        &ws,
+        &edit(
+            &[("fmt.Println($A, $$$REST)", "log.Println($A, $$$REST)")],
+            Some(Lang::Go),
+        ),
+    )
+    .expect("plan");
+    assert_eq!(second.matches_per_op, [1]);
+    assert!(second.warnings.is_empty());
+}

@@ -88,6 +88,8 @@ pub struct CompiledOps {
     inapplicable: Vec<(usize, Lang)>,
     /// The field each pattern came from (`ops[0].pat`, `pat`), for messages.
     pat_fields: Vec<String>,
+    /// Ops whose Go pattern is a type conversion (see [`is_go_conversion`]).
+    go_conversions: Vec<usize>,
 }
 
 impl std::fmt::Debug for CompiledOps {
@@ -164,6 +166,7 @@ impl CompiledOps {
         };
         let mut per_lang: Vec<Vec<CompiledOp>> = langs.iter().map(|_| Vec::new()).collect();
         let mut inapplicable = Vec::new();
+        let mut go_conversions = Vec::new();
 
         for (index, item) in items.iter().enumerate() {
             let trimmed = item.pat.trim();
@@ -198,6 +201,9 @@ impl CompiledOps {
                             None => None,
                         };
                         compiled_somewhere = true;
+                        if lang == Lang::Go && is_go_conversion(&pattern) {
+                            go_conversions.push(index);
+                        }
                         per_lang[slot].push(CompiledOp {
                             index,
                             pattern,
@@ -244,6 +250,7 @@ impl CompiledOps {
             len: items.len(),
             inapplicable,
             pat_fields: items.into_iter().map(|item| item.pat_field).collect(),
+            go_conversions,
         })
     }
 
@@ -281,6 +288,21 @@ impl CompiledOps {
     /// The field op `i`'s pattern came from (`ops[1].pat`, `pat`), for messages.
     pub(crate) fn pat_field(&self, i: usize) -> &str {
         self.pat_fields.get(i).map_or("pat", String::as_str)
+    }
+
+    /// Hints for ops that matched nothing (`matches[i]` is op `i`'s count), about pattern
+    /// shapes that cannot match what they seem to say.
+    pub(crate) fn hints_for_unmatched(&self, matches: &[usize]) -> Vec<String> {
+        self.go_conversions
+            .iter()
+            .filter(|&&op| matches.get(op) == Some(&0))
+            .map(|&op| {
+                format!(
+                    "{} matched nothing: Go parses a call with one argument or only `$$$ARGS`, like `fmt.Println($$$ARGS)`, as a type conversion `T(x)`, which matches no call; write at least two arguments (`fmt.Println($A, $$$REST)`) or match any callee with `$F($$$ARGS)`",
+                    self.pat_field(op)
+                )
+            })
+            .collect()
     }
 
     /// The ops compiled for `lang`, or `None` when no op applies to it.
@@ -353,6 +375,17 @@ fn compile_pattern(src: &str, lang: Lang) -> Result<Pattern, String> {
         }
     }
     Ok(pattern)
+}
+
+/// Whether a Go pattern's root is a type conversion: tree-sitter-go reads `pkg.F($A)` and
+/// `pkg.F($$$A)` on their own as conversions `T(x)`, which never match a call expression.
+fn is_go_conversion(pattern: &Pattern) -> bool {
+    let kind = match &pattern.node {
+        PatternNode::Internal { kind_id, .. } => *kind_id,
+        _ => return false,
+    };
+    let ts = Lang::Go.support_lang().get_ts_language();
+    ts.node_kind_for_id(kind) == Some("type_conversion_expression")
 }
 
 type SgNode<'r> =

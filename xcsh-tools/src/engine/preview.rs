@@ -95,6 +95,8 @@ pub struct Details {
     pub totals: EditTotals,
     /// Set when the limit cut replacements.
     pub limit: Option<LimitReport>,
+    /// Matches of each op found in all.
+    pub matches_per_op: Vec<usize>,
     /// Parsed files with syntax errors.
     pub parse_errors: Vec<String>,
     /// Files not searched, by reason.
@@ -145,6 +147,7 @@ pub fn details(plan: &EditPlan, max_text_chars: Option<usize>) -> Details {
             .collect(),
         totals: plan.totals,
         limit: plan.limit,
+        matches_per_op: plan.matches_per_op.clone(),
         parse_errors: plan.parse_errors.clone(),
         skipped: plan.skipped.clone(),
         warnings: plan.warnings.clone(),

@@ -187,7 +187,11 @@ pub struct EditPlan {
     pub totals: EditTotals,
     /// `Some` when the limit cut replacements.
     pub limit: Option<LimitReport>,
-    /// Things the caller should know (e.g. an op not valid in some inferred language).
+    /// Matches of each op found in all (before the limit, identical rewrites included),
+    /// indexed like the ops.
+    pub matches_per_op: Vec<usize>,
+    /// Things the caller should know (e.g. an op not valid in some inferred language, or a
+    /// pattern shape that cannot match).
     pub warnings: Vec<String>,
 }
 
@@ -283,6 +287,8 @@ struct FileResult {
     has_error: bool,
     outcome: Result<Outcome, EngineError>,
     identical: usize,
+    /// `(op index, matches)` for the ops that matched.
+    per_op: Vec<(usize, usize)>,
 }
 
 fn rewrite_file(c: Candidate<'_>) -> FileResult {
@@ -292,6 +298,7 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
         has_error: false,
         outcome: Ok(Outcome::NoChange),
         identical: 0,
+        per_op: Vec::new(),
     };
     let Some(root) = parse(&c.text, c.lang) else {
         result.has_error = true;
@@ -304,7 +311,9 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
         let op = &c.ops.ops[i];
         let Some(fix) = &op.fix else { continue };
         let anchors = c.ops.prefilter.anchors(i, c.text.as_bytes());
+        let mut matches = 0;
         for_each_match(&root, &op.pattern, false, anchors.as_ref(), |m| {
+            matches += 1;
             // The whole matched node is replaced, trailing `;` included, as the CLI does
             // (`var $A = $B` -> `let $A = $B` turns `var a = 1;` into `let a = 1`). ast-grep's
             // `replace_all` stops before such trailing tokens instead; the CLI is the oracle.
@@ -321,6 +330,9 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
                 });
             }
         });
+        if matches > 0 {
+            result.per_op.push((op.index, matches));
+        }
     }
     drop(root);
     if edits.is_empty() {
@@ -383,6 +395,7 @@ struct Collector {
     kept: usize,
     found: usize,
     identical: usize,
+    per_op: Vec<usize>,
     parse_errors: Vec<(PathBuf, String)>,
     overlaps: Vec<(PathBuf, EngineError)>,
 }
@@ -390,6 +403,11 @@ struct Collector {
 impl Collector {
     fn add(&mut self, result: FileResult) {
         self.identical += result.identical;
+        for (op, n) in result.per_op {
+            if let Some(count) = self.per_op.get_mut(op) {
+                *count += n;
+            }
+        }
         if result.has_error {
             self.parse_errors
                 .push((result.sort_key.clone(), result.display.clone()));
@@ -479,6 +497,7 @@ pub(crate) fn plan_compiled(
         kept: 0,
         found: 0,
         identical: 0,
+        per_op: vec![0; ops.len()],
         parse_errors: Vec::new(),
         overlaps: Vec::new(),
     });
@@ -533,7 +552,12 @@ pub(crate) fn plan_compiled(
         parse_errors: collected.parse_errors.into_iter().map(|(_, d)| d).collect(),
         skipped: report.skipped,
         limit: limit_report,
-        warnings: report.warnings,
+        warnings: report
+            .warnings
+            .into_iter()
+            .chain(ops.hints_for_unmatched(&collected.per_op))
+            .collect(),
+        matches_per_op: collected.per_op,
     })
 }
 

@@ -108,6 +108,8 @@ pub struct SearchResult {
     pub totals: SearchTotals,
     /// `Some` when the limit cut matches.
     pub limit: Option<LimitReport>,
+    /// Matches of each pattern found in all (before the limit), indexed like the patterns.
+    pub matches_per_pattern: Vec<usize>,
     /// Things the caller should know.
     pub warnings: Vec<String>,
 }
@@ -211,6 +213,7 @@ struct Collector {
     kept: usize,
     found: usize,
     files_matched: usize,
+    per_pattern: Vec<usize>,
     parse_errors: Vec<(PathBuf, String)>,
 }
 
@@ -250,6 +253,7 @@ pub fn search(
         kept: 0,
         found: 0,
         files_matched: 0,
+        per_pattern: vec![0; ops.len()],
         parse_errors: Vec::new(),
     });
     let visit = |c: Candidate<'_>| {
@@ -258,6 +262,11 @@ pub fn search(
         let mut col = collector.lock().unwrap_or_else(|p| p.into_inner());
         if has_error {
             col.parse_errors.push((key.clone(), display));
+        }
+        for m in &matches {
+            if let Some(count) = col.per_pattern.get_mut(m.pattern) {
+                *count += 1;
+            }
         }
         if matched {
             col.files_matched += 1;
@@ -302,6 +311,11 @@ pub fn search(
         parse_errors: col.parse_errors.into_iter().map(|(_, d)| d).collect(),
         skipped: report.skipped,
         limit,
-        warnings: report.warnings,
+        warnings: report
+            .warnings
+            .into_iter()
+            .chain(ops.hints_for_unmatched(&col.per_pattern))
+            .collect(),
+        matches_per_pattern: col.per_pattern,
     })
 }
