@@ -774,3 +774,80 @@ fn a_go_call_pattern_read_as_a_conversion_gets_a_hint_when_it_matches_nothing() 
     assert_eq!(second.matches_per_op, [1]);
     assert!(second.warnings.is_empty());
 }
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Code-like text: brackets, quotes, metavariables, keywords, the expando char, newlines.
+    fn code() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just("$A"),
+                Just("$$$B"),
+                Just("$_"),
+                Just("$"),
+                Just("("),
+                Just(")"),
+                Just("{"),
+                Just("}"),
+                Just("["),
+                Just("]"),
+                Just("<"),
+                Just(">"),
+                Just(";"),
+                Just(","),
+                Just("."),
+                Just(":"),
+                Just("\""),
+                Just("'"),
+                Just("`"),
+                Just("\n"),
+                Just(" "),
+                Just("µ"),
+                Just("é"),
+                Just("fn"),
+                Just("def"),
+                Just("if"),
+                Just("match"),
+                Just("x"),
+                Just("1"),
+                Just("+"),
+                Just("="),
+                Just("//"),
+                Just("#"),
+            ],
+            0..16,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Whatever a model sends as a pattern or a rewrite, compiling gives Ok or an error
+        /// message naming the field: never a panic.
+        #[test]
+        fn compiling_any_pattern_and_rewrite(pat in code(), out in code()) {
+            for lang in Lang::ALL {
+                match CompiledOps::for_edit(&[Op::new(pat.clone(), out.clone())], Some(lang)) {
+                    Ok(_) => {}
+                    Err(e) => prop_assert!(e.to_string().starts_with("ops[0]."), "{e}"),
+                }
+            }
+        }
+
+        /// And running a compiled pattern over code-like files never panics either.
+        #[test]
+        fn searching_any_file_with_any_pattern(pat in code(), src in code()) {
+            let (_d, ws) = workspace(&[
+                ("a.rs", src.as_bytes()),
+                ("a.py", src.as_bytes()),
+                ("a.tsx", src.as_bytes()),
+                ("a.go", src.as_bytes()),
+            ]);
+            let request = SearchRequest { patterns: vec![pat], ..SearchRequest::default() };
+            let _ = engine::search(&Scope::root(&ws), &request, &Control::default());
+        }
+    }
+}

@@ -407,7 +407,9 @@ fn syntax_error_detail(src: &str, lang: Lang, at: Option<(usize, bool)>) -> Stri
     };
     // Columns count characters of the pattern as written (`$` and the expando char are both
     // one character).
-    let column = processed[..node.range().start]
+    let column = processed
+        .get(..node.range().start)
+        .unwrap_or_default()
         .chars()
         .rev()
         .take_while(|c| *c != '\n')

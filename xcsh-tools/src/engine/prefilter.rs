@@ -8,9 +8,15 @@
 //!   same text, so that text must occur in the file.
 //! * An **anonymous token** (keyword, punctuation) matches any node of the same kind — ast-grep
 //!   does not compare its text. A keyword's kind is its text, so the keyword must occur; but
-//!   punctuation is in every file and is not worth checking. Anonymous tokens right after a
+//!   punctuation is common and not worth checking on its own. Anonymous tokens right after a
 //!   `$$$` list are skipped by the matcher, so they are not required.
 //! * A metavariable needs nothing.
+//! * The pattern's `fixed_string()` (its longest leaf text, punctuation included) must occur
+//!   anywhere in the file: the CLI itself skips files without it (after parsing them), so this
+//!   skips nothing the CLI would change, and it makes `$A + $B` or `$X?` selective.
+//!
+//! Within a file, the occurrences of the first literal also tell which subtrees can hold a
+//! match at all ([`Anchors`]): a match covers one of them.
 //!
 //! A word-like literal from an identifier or a keyword is also required to end at a word
 //! boundary: tree-sitter lexes identifiers (and keywords, through the grammar's `word` token)

@@ -366,7 +366,10 @@ fn find_overlap(src: &str, display: &str, edits: &[RawEdit]) -> Option<EngineErr
             && (edit.range.start < end || edit.range.start == start)
         {
             let (line, _) = LineCounter::new(src).position(edit.range.start);
-            let snippet = src[edit.range.start..].lines().next().unwrap_or_default();
+            let snippet = src
+                .get(edit.range.start..)
+                .and_then(|rest| rest.lines().next())
+                .unwrap_or_default();
             let (first, second) = if op <= edit.op {
                 (op, edit.op)
             } else {
