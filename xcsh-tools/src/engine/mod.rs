@@ -53,7 +53,7 @@ pub use pattern::{CompiledOps, Op};
 pub use rewrite::{
     EditPlan, EditRequest, EditTotals, FileEdit, LimitReport, Replacement, plan_edits,
 };
-pub use search::{Capture, Match, SearchRequest, SearchResult, search};
+pub use search::{Capture, Match, SearchRequest, SearchResult, SearchTotals, search};
 pub use walk::{Scope, Skipped, WalkOptions};
 
 /// A cooperative cancellation flag: cheap to clone, checked before each file.
