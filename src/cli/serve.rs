@@ -14,11 +14,19 @@ pub(crate) struct Args {
     /// The directory the tools work in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// Serve MCP over Streamable HTTP on this address (e.g. 127.0.0.1:8931; port 0 picks
+    /// one) instead of stdio: many clients at once, each MCP session with its own pending
+    /// stack. The address is printed on stderr.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     let root = root::workspace_root(args.root.as_deref())?;
     let registry = root::builtin_registry(&root)?;
+    if let Some(addr) = args.http {
+        return serve_http(McpServer::new(registry), addr, &root);
+    }
     if std::io::stdin().is_terminal() {
         eprintln!(
             "xcsh serve: speaking MCP on stdin/stdout for {}; start it from an MCP client (Ctrl-D to quit)",
@@ -32,5 +40,34 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     // A read of a blocking stdin cannot be cancelled; don't let it hold the exit.
     runtime.shutdown_timeout(Duration::from_millis(200));
     outcome.map_err(|e| Failure(e.to_string()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn serve_http(
+    server: McpServer,
+    addr: std::net::SocketAddr,
+    root: &std::path::Path,
+) -> Result<ExitCode, Failure> {
+    let runtime = runtime()?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+            Failure(format!(
+                "--http {addr}: cannot listen there: {e}; pick a free port (0 picks one)"
+            ))
+        })?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| Failure(format!("--http {addr}: {e}")))?;
+        eprintln!(
+            "xcsh serve: MCP over Streamable HTTP at http://{bound}/mcp for {}",
+            root.display()
+        );
+        tracing::info!(%bound, root = %root.display(), "serving MCP over HTTP");
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        server
+            .serve_http(listener, shutdown)
+            .await
+            .map_err(|e| Failure(format!("serving HTTP on {bound} failed: {e}")))
+    })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -46,6 +46,7 @@
 //! # }
 //! ```
 
+mod http;
 mod list_changed;
 mod listing;
 mod progress;
