@@ -171,6 +171,10 @@ pub fn lower_schema(dialect: Dialect, schema: &JsonObject) -> Result<JsonObject,
 }
 
 /// One lowering: the document, the dialect, and what has been produced so far.
+///
+/// The traversal is here; its other steps are `impl` blocks beside it: the root (`root`),
+/// `$ref`s (`refs`), `allOf` (`merge`), and the dialects' rules (`restricted`, `openai`,
+/// `gemini`).
 struct Lowerer<'a> {
     dialect: Dialect,
     root: &'a Value,
