@@ -1,0 +1,150 @@
+//! The forward pass: prepare out of sight, check again, make each operation visible in one
+//! rename, sync the directories; on success, drop the backups.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use super::artifacts::with_unique_name;
+use super::atomic_fs::{rename_noreplace, sync_dir};
+use super::journal::Stop;
+use super::stale::Snap;
+use super::{ApplyReport, Run, parent_of};
+use crate::changeset::{ApplyError, Op};
+use crate::workspace::BACKUP_MARKER;
+
+impl Run<'_> {
+    pub(super) fn forward(&mut self, snaps: &[Option<Snap>]) -> Result<(), Stop> {
+        let cs = self.cs;
+        // Prepare: nothing visible changes yet.
+        for (i, op) in cs.ops.iter().enumerate() {
+            match op {
+                Op::Modify { file, content } => {
+                    let target = &file.entry.target;
+                    let perms = fs::metadata(target)
+                        .map_err(|e| self.fail("read the permissions of", target, e))?
+                        .permissions();
+                    let dir = parent_of(target);
+                    self.write_temp(i, target, &dir, content, Some(perms))?;
+                }
+                Op::Create { file, content } => {
+                    let dir = self.prepare_parent(i, &file.entry.named)?;
+                    self.write_temp(i, &file.entry.named, &dir, content, None)?;
+                }
+                Op::Rename { to, .. } => {
+                    self.prepare_parent(i, &to.entry.named)?;
+                }
+                Op::Delete { .. } => {}
+            }
+        }
+        // A second, cheap look: the prepare phase may have taken a while.
+        cs.check_all(Some(snaps)).map_err(Stop::Stale)?;
+
+        // Commit: each operation becomes visible in one atomic rename. New files in new
+        // directories land in their stage first, the stages then appear whole, and renames
+        // come last because they may move files into a stage's directory.
+        for (i, op) in cs.ops.iter().enumerate() {
+            match op {
+                Op::Modify { file, .. } => {
+                    let target = &file.entry.target;
+                    let backup = self.backup(target)?;
+                    self.progress[i].backup = Some(backup);
+                    let temp = self.progress[i].temp.clone().ok_or_else(|| {
+                        self.fail("find the temporary file for", target, missing_temp())
+                    })?;
+                    self.step("replace", target, || fs::rename(&temp, target))?;
+                    self.progress[i].temp = None;
+                    self.progress[i].committed = true;
+                    self.sync_later(target);
+                }
+                Op::Create { file, .. } => {
+                    let target = &file.entry.named;
+                    let temp = self.progress[i].temp.clone().ok_or_else(|| {
+                        self.fail("find the temporary file for", target, missing_temp())
+                    })?;
+                    let dest = self.locate(i, target);
+                    self.step("create", target, || rename_noreplace(&temp, &dest))?;
+                    self.progress[i].temp = None;
+                    self.progress[i].committed = true;
+                    self.sync_later(target);
+                }
+                Op::Rename { .. } => {}
+                Op::Delete { file } => {
+                    let target = &file.entry.named;
+                    let backup = self.step("delete", target, || {
+                        with_unique_name(&parent_of(target), target, BACKUP_MARKER, |b| {
+                            rename_noreplace(target, b)
+                        })
+                    })?;
+                    self.progress[i].backup = Some(backup);
+                    self.progress[i].committed = true;
+                    self.sync_later(target);
+                }
+            }
+        }
+        for s in 0..self.stages.len() {
+            let (dir, top) = (self.stages[s].dir.clone(), self.stages[s].top.clone());
+            self.step("create the directory", &top, || {
+                rename_noreplace(&dir, &top)
+            })?;
+            self.stages[s].committed = true;
+            self.sync_later(&top);
+            for sub in self.stages[s].subdirs.clone() {
+                self.sync_later(&sub);
+            }
+        }
+        for (i, op) in cs.ops.iter().enumerate() {
+            if let Op::Rename { from, to } = op {
+                let (from, to) = (&from.entry.named, &to.entry.named);
+                self.step("rename", from, || rename_noreplace(from, to))?;
+                self.progress[i].committed = true;
+                self.sync_later(from);
+                self.sync_later(to);
+            }
+        }
+        // Make the renames durable before the backups go.
+        for dir in self.dirs_to_sync.clone() {
+            self.step("sync the directory", &dir, || sync_dir(&dir))?;
+        }
+        Ok(())
+    }
+
+    fn sync_later(&mut self, path: &Path) {
+        if let Some(parent) = path.parent() {
+            self.dirs_to_sync.insert(parent.to_path_buf());
+        }
+    }
+
+    /// After a successful commit: remove backups and report.
+    pub(super) fn finish(mut self) -> Result<ApplyReport, ApplyError> {
+        let mut report = ApplyReport::default();
+        for (i, op) in self.cs.ops.iter().enumerate() {
+            match op {
+                Op::Modify { content, .. } => {
+                    report.modified += 1;
+                    report.bytes_written += content.len() as u64;
+                }
+                Op::Create { content, .. } => {
+                    report.created += 1;
+                    report.bytes_written += content.len() as u64;
+                }
+                Op::Delete { .. } => report.deleted += 1,
+                Op::Rename { .. } => report.renamed += 1,
+            }
+            if let Some(backup) = self.progress[i].backup.take() {
+                match self.step("remove the backup", &backup, || fs::remove_file(&backup)) {
+                    Ok(()) => {}
+                    Err(Stop::Crash(step)) => return Err(ApplyError::SimulatedCrash { step }),
+                    // The change is done and durable; a stray backup is only clutter.
+                    Err(_) => self.leftovers.push(backup),
+                }
+            }
+        }
+        report.leftovers = self.leftovers;
+        Ok(report)
+    }
+}
+
+fn missing_temp() -> io::Error {
+    io::Error::other("internal error: the temporary file was not prepared")
+}

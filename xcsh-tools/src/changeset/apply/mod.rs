@@ -1,0 +1,213 @@
+//! The apply protocol: check, prepare, commit, sync, clean up — or roll back.
+//!
+//! Why it is crash-safe (SIGKILL at any instant leaves every file old-or-new in full):
+//! * new content is only ever written to a fresh temporary file, and becomes visible through
+//!   one `rename(2)` over the target, which is atomic;
+//! * before that rename the original is hard-linked to a backup name, so it stays reachable
+//!   for rollback without the target ever being missing (moving it aside instead would leave
+//!   a window where the file does not exist);
+//! * deletion is one rename of the file to its backup name, and a rename one `renameat2`;
+//! * everything else this module creates carries a name
+//!   [`is_temp_artifact`](crate::workspace::is_temp_artifact) recognises.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::fault::FaultPlan;
+use super::{ApplyError, ChangeSet};
+
+mod artifacts;
+mod atomic_fs;
+mod commit;
+mod journal;
+mod rollback;
+mod staging;
+mod stale;
+
+use journal::{Crashed, Progress, Stop};
+use staging::Stage;
+
+/// What an apply did.
+///
+/// ```
+/// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+/// # let dir = tempfile::tempdir()?;
+/// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+/// cs.create("a.txt", "12345")?;
+/// let report = cs.apply()?;
+/// assert_eq!(report.created, 1);
+/// assert_eq!(report.bytes_written, 5);
+/// assert_eq!(report.to_string(), "1 file created, 5 bytes written");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ApplyReport {
+    /// Files whose content was replaced.
+    pub modified: usize,
+    /// Files created.
+    pub created: usize,
+    /// Files deleted.
+    pub deleted: usize,
+    /// Files renamed.
+    pub renamed: usize,
+    /// Bytes of new content written.
+    pub bytes_written: u64,
+    /// Backup files that could not be removed after the apply succeeded (absolute paths).
+    /// They hold originals nobody needs any more and may be deleted;
+    /// [`is_temp_artifact`](crate::workspace::is_temp_artifact) recognises them.
+    pub leftovers: Vec<PathBuf>,
+}
+
+impl fmt::Display for ApplyReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        for (n, what) in [
+            (self.modified, "modified"),
+            (self.created, "created"),
+            (self.deleted, "deleted"),
+            (self.renamed, "renamed"),
+        ] {
+            if n > 0 {
+                let s = if n == 1 { "" } else { "s" };
+                parts.push(format!("{n} file{s} {what}"));
+            }
+        }
+        if parts.is_empty() {
+            parts.push("nothing to do".to_owned());
+        }
+        write!(
+            f,
+            "{}, {} bytes written",
+            parts.join(", "),
+            self.bytes_written
+        )?;
+        if !self.leftovers.is_empty() {
+            write!(
+                f,
+                " ({} backup file(s) could not be removed)",
+                self.leftovers.len()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl ChangeSet {
+    /// Applies every operation, or none. Blocking: from async code run it in
+    /// `tokio::task::spawn_blocking` (on a clone, which is cheap).
+    ///
+    /// 1. Every recorded file is checked against its fingerprint (and that it is still a
+    ///    regular file reached the same way), every create or rename target that it is still
+    ///    absent. If any is stale, nothing is written and [`ApplyError::Stale`] names each.
+    /// 2. New contents are written to temporary files beside their targets, fsynced, with the
+    ///    originals' permissions; missing directories are created.
+    /// 3. Each original is kept as a backup (hard link, or a copy where links fail) and the
+    ///    temporary file renamed over it; deletions move the file to a backup; renames never
+    ///    overwrite. The directories are fsynced.
+    /// 4. On success the backups are removed. If any step fails, everything done is undone
+    ///    and [`ApplyError::Failed`] says what failed and that nothing changed; if undoing
+    ///    fails too, [`ApplyError::RollbackFailed`] lists each file needing attention.
+    ///
+    /// Ownership is not copied (only permissions), and a file with several hard links is
+    /// replaced at this name only: both follow from replacing by rename, which is what makes
+    /// the write atomic.
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::{ApplyError, ChangeSet}, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "v1")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify("a.txt", "v2")?;
+    /// std::fs::remove_file(dir.path().join("a.txt"))?; // the world moved on
+    /// match cs.apply() {
+    ///     Err(ApplyError::Stale { files }) => assert_eq!(files[0].to_string(), "`a.txt` (deleted)"),
+    ///     other => panic!("expected a stale error, got {other:?}"),
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn apply(&self) -> Result<ApplyReport, ApplyError> {
+        self.apply_with_faults(&FaultPlan::none())
+    }
+
+    /// [`apply`](Self::apply) with injected faults, for tests: see [`FaultPlan`].
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::{ChangeSet, FaultPlan}, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "old")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify("a.txt", "new")?;
+    /// assert!(cs.apply_with_faults(&FaultPlan::fail_at(3)).is_err());
+    /// assert_eq!(std::fs::read_to_string(dir.path().join("a.txt"))?, "old");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[doc(hidden)]
+    pub fn apply_with_faults(&self, plan: &FaultPlan) -> Result<ApplyReport, ApplyError> {
+        if self.ops.is_empty() {
+            return Ok(ApplyReport::default());
+        }
+        let snaps = self
+            .check_all(None)
+            .map_err(|files| ApplyError::Stale { files })?;
+        let mut run = Run {
+            cs: self,
+            plan,
+            progress: vec![Progress::default(); self.ops.len()],
+            stages: Vec::new(),
+            op_stage: vec![None; self.ops.len()],
+            dirs_to_sync: BTreeSet::new(),
+            leftovers: Vec::new(),
+        };
+        let outcome = run.forward(&snaps);
+        match outcome {
+            Ok(()) => run.finish(),
+            Err(Stop::Crash(step)) => Err(ApplyError::SimulatedCrash { step }),
+            Err(Stop::Stale(files)) => match run.rollback() {
+                Err(Crashed(step)) => Err(ApplyError::SimulatedCrash { step }),
+                // Only temporary files and fresh directories existed; whatever could not be
+                // removed of them is an artifact, so the stale files are what matters.
+                Ok(_) => Err(ApplyError::Stale { files }),
+            },
+            Err(Stop::Failed(failure)) => match run.rollback() {
+                Err(Crashed(step)) => Err(ApplyError::SimulatedCrash { step }),
+                Ok(attention) if attention.is_empty() => Err(ApplyError::Failed {
+                    step: failure.what.to_owned(),
+                    path: failure.path,
+                    source: failure.source,
+                    leftovers: run.leftovers,
+                }),
+                Ok(attention) => Err(ApplyError::RollbackFailed {
+                    step: failure.what.to_owned(),
+                    path: failure.path,
+                    source: failure.source,
+                    attention,
+                    leftovers: run.leftovers,
+                }),
+            },
+        }
+    }
+}
+
+/// One apply in progress. Its steps are `impl` blocks beside it: `commit` (the forward pass),
+/// `rollback`, `staging` (new directories), `artifacts` (temporary files and backups), and
+/// `journal` (numbered steps and what each operation has done).
+struct Run<'a> {
+    cs: &'a ChangeSet,
+    plan: &'a FaultPlan,
+    progress: Vec<Progress>,
+    /// Directories being built under temporary names, one per missing top directory.
+    stages: Vec<Stage>,
+    /// For each operation, the stage its target lies in, if any.
+    op_stage: Vec<Option<usize>>,
+    dirs_to_sync: BTreeSet<PathBuf>,
+    /// Artifacts that could not be removed.
+    leftovers: Vec<PathBuf>,
+}
+
+/// The directory holding `path` (every path here is absolute and below the root, so it has
+/// one; `.` is a harmless fallback).
+fn parent_of(path: &Path) -> PathBuf {
+    path.parent().unwrap_or(Path::new(".")).to_path_buf()
+}
