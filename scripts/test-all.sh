@@ -20,6 +20,9 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "cargo doc -D warnings (intra-doc links resolve)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+
 step "cargo test --workspace"
 AST_GREP="$repo_root/.venv/bin/ast-grep" cargo test --workspace
 

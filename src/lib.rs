@@ -1,6 +1,6 @@
 //! xcsh: the framework for the tools LLM coding agents call.
 //!
-//! Annotate a struct with [`custom_tool`] and get its JSON parameter schema, argument
+//! Annotate a struct with [`custom_tool`](macro@custom_tool) and get its JSON parameter schema, argument
 //! decoding and registration. Destructive tools compute a preview and push a
 //! [`PendingAction`] (write one with [`pending`]); the hidden `resolve` tool applies or
 //! discards it, and while anything is pending [`Session::tool_choice`] forces `resolve` in

@@ -145,7 +145,7 @@ impl SessionBuilder {
         self
     }
 
-    /// Shares a value with every tool call ([`ToolContext::extension`]).
+    /// Shares a value with every tool call ([`ToolContext::extension`](crate::ToolContext::extension)).
     #[must_use]
     pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.extensions.insert(value);

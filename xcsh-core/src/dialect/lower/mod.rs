@@ -1,65 +1,4 @@
 //! Lowering a canonical JSON Schema to what one provider's API accepts.
-//!
-//! # Rules, and where they come from
-//!
-//! **Every dialect.** Local `$ref`s are inlined and `$defs` removed (clients and gateways
-//! differ in `$ref` support, and an inlined schema reads the same everywhere); `$schema`,
-//! `$id`, `$comment` and the root `title` are dropped. The root is one object schema with
-//! `type: "object"` and `properties`: every API passes arguments as a JSON object, and
-//! Anthropic refuses `oneOf`/`anyOf`/`allOf` at the top of `input_schema` ("input_schema does
-//! not support oneOf, allOf, or anyOf at the top level"). An `Option<Args>` root is unwrapped;
-//! an enum or a scalar root is a [`LowerError`]. `allOf` (and `$ref` with sibling keywords,
-//! which 2020-12 gives the same meaning) is merged into one schema.
-//!
-//! **Recursive types.** Inlining a recursive type never ends. Anthropic (`input_schema` is
-//! JSON Schema, <https://docs.anthropic.com/en/docs/build-with-claude/tool-use>), MCP
-//! (`inputSchema` is JSON Schema, 2020-12 by default, spec 2025-11-25 "tools"), Bedrock
-//! Converse (`inputSchema.json` is "a JSON schema", and Claude behind it is the same engine
-//! as Anthropic's) and OpenAI strict mode (Structured Outputs documents "Recursive schemas
-//! are supported" with `$ref: "#"` and `#/$defs/…`) accept references, so for those the
-//! definitions that lie on a reference cycle — and only those — stay in a root `$defs`,
-//! referenced as `#/$defs/Name`. Gemini's `Schema` (an OpenAPI 3.0 subset) has no `$ref`:
-//! there a recursive type is a [`LowerErrorKind::Recursive`] naming the field where the
-//! cycle closes.
-//!
-//! **Anthropic, MCP, Bedrock.** Otherwise faithful: every keyword schemars wrote is kept.
-//!
-//! **OpenAI strict** (Chat Completions and Responses, `strict: true`), from
-//! <https://platform.openai.com/docs/guides/structured-outputs#supported-schemas>:
-//! every object has `additionalProperties: false` and lists every property in `required`;
-//! a field that was optional becomes nullable (`type: [T, "null"]` for scalars and arrays,
-//! `anyOf: [T, {"type": "null"}]` otherwise, as the guide shows) — [`restore_arguments`]
-//! turns the `null`s a model then sends back into omitted fields; `oneOf` becomes `anyOf`
-//! (only `anyOf` is supported); kept keywords are `type`, `description`, `properties`,
-//! `required`, `additionalProperties`, `items`, `anyOf`, `enum`, `const`, `$ref`, `$defs`,
-//! and the documented constraints `pattern`, `format` (date-time, time, date, duration,
-//! email, hostname, ipv4, ipv6, uuid), `minLength`, `maxLength`, `minimum`, `maximum`,
-//! `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, `minItems`, `maxItems`. Everything
-//! else is dropped: `default` (refused by Azure OpenAI's strict mode), `uniqueItems`,
-//! `title`, `examples`, unsupported formats (schemars' `uint8`, `int64`, … — the numeric
-//! range stays in `minimum`/`maximum`). A default, a string format and uniqueness are
-//! restated in the description so the model still learns them. A tuple of one element
-//! type (`(u32, u32)`) becomes an array with `minItems` = `maxItems`; a tuple of mixed types
-//! (`prefixItems`) cannot be expressed and is an error, here and for Gemini. A bare nested
-//! `{"type": "object"}` is what schemars writes for `struct Empty {}`, and is closed as an
-//! empty object. A map (`HashMap<String, V>`: `additionalProperties: {schema}`) and an
-//! untyped value (`serde_json::Value`) cannot be expressed and are errors.
-//!
-//! **Gemini** (`FunctionDeclaration.parameters`, the `Schema` object of
-//! <https://ai.google.dev/api/caching#Schema>, "a select subset of an OpenAPI 3.0 schema
-//! object"): kept fields are `type` (one name, never an array), `format` (number: `float`,
-//! `double`; integer: `int32`, `int64`; string: `enum`, `date-time`), `description`,
-//! `nullable`, `enum` (strings only), `items`, `properties`, `required`, `anyOf`, `minItems`,
-//! `maxItems`, `minimum`, `maximum`, `minLength`, `maxLength`, `pattern`, `minProperties`,
-//! `maxProperties`. Type arrays and `{"type": "null"}` branches become `nullable: true`;
-//! `const` and `oneOf`-of-`const` unions (schemars' documented unit enums) become one string
-//! `enum`, the variants' doc comments folded into the description; `oneOf` becomes `anyOf`.
-//! Gemini refuses an object without properties ("properties: should be non-empty for OBJECT
-//! type"), so a nested empty object is an error and an empty root is left without
-//! `properties` (the definition then omits `parameters`, as Gemini's docs say to do for a
-//! function without parameters). Maps and untyped values are errors, as for OpenAI.
-//!
-//! [`restore_arguments`]: super::restore_arguments
 
 use std::collections::{HashMap, HashSet};
 
@@ -122,9 +61,69 @@ const DOCUMENT_KEYWORDS: &[&str] = &[
 /// Lowers a canonical parameter schema to the form `dialect` accepts.
 ///
 /// `schema` is schemars' output for the parameter type ([`crate::schema::schema_for`]) or any
-/// hand-written JSON Schema object. The rules per dialect are in the
-/// [module documentation](self); the result is meant to be computed once per tool and
-/// dialect and cached.
+/// hand-written JSON Schema object. The rules per dialect are below; the result is meant to
+/// be computed once per tool and dialect and cached.
+///
+/// # Rules, and where they come from
+///
+/// **Every dialect.** Local `$ref`s are inlined and `$defs` removed (clients and gateways
+/// differ in `$ref` support, and an inlined schema reads the same everywhere); `$schema`,
+/// `$id`, `$comment` and the root `title` are dropped. The root is one object schema with
+/// `type: "object"` and `properties`: every API passes arguments as a JSON object, and
+/// Anthropic refuses `oneOf`/`anyOf`/`allOf` at the top of `input_schema` ("input_schema does
+/// not support oneOf, allOf, or anyOf at the top level"). An `Option<Args>` root is unwrapped;
+/// an enum or a scalar root is a [`LowerError`]. `allOf` (and `$ref` with sibling keywords,
+/// which 2020-12 gives the same meaning) is merged into one schema.
+///
+/// **Recursive types.** Inlining a recursive type never ends. Anthropic (`input_schema` is
+/// JSON Schema, <https://docs.anthropic.com/en/docs/build-with-claude/tool-use>), MCP
+/// (`inputSchema` is JSON Schema, 2020-12 by default, spec 2025-11-25 "tools"), Bedrock
+/// Converse (`inputSchema.json` is "a JSON schema", and Claude behind it is the same engine
+/// as Anthropic's) and OpenAI strict mode (Structured Outputs documents "Recursive schemas
+/// are supported" with `$ref: "#"` and `#/$defs/…`) accept references, so for those the
+/// definitions that lie on a reference cycle — and only those — stay in a root `$defs`,
+/// referenced as `#/$defs/Name`. Gemini's `Schema` (an OpenAPI 3.0 subset) has no `$ref`:
+/// there a recursive type is a [`LowerErrorKind::Recursive`] naming the field where the
+/// cycle closes.
+///
+/// **Anthropic, MCP, Bedrock.** Otherwise faithful: every keyword schemars wrote is kept.
+///
+/// **OpenAI strict** (Chat Completions and Responses, `strict: true`), from
+/// <https://platform.openai.com/docs/guides/structured-outputs#supported-schemas>:
+/// every object has `additionalProperties: false` and lists every property in `required`;
+/// a field that was optional becomes nullable (`type: [T, "null"]` for scalars and arrays,
+/// `anyOf: [T, {"type": "null"}]` otherwise, as the guide shows) — [`restore_arguments`]
+/// turns the `null`s a model then sends back into omitted fields; `oneOf` becomes `anyOf`
+/// (only `anyOf` is supported); kept keywords are `type`, `description`, `properties`,
+/// `required`, `additionalProperties`, `items`, `anyOf`, `enum`, `const`, `$ref`, `$defs`,
+/// and the documented constraints `pattern`, `format` (date-time, time, date, duration,
+/// email, hostname, ipv4, ipv6, uuid), `minLength`, `maxLength`, `minimum`, `maximum`,
+/// `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, `minItems`, `maxItems`. Everything
+/// else is dropped: `default` (refused by Azure OpenAI's strict mode), `uniqueItems`,
+/// `title`, `examples`, unsupported formats (schemars' `uint8`, `int64`, … — the numeric
+/// range stays in `minimum`/`maximum`). A default, a string format and uniqueness are
+/// restated in the description so the model still learns them. A tuple of one element
+/// type (`(u32, u32)`) becomes an array with `minItems` = `maxItems`; a tuple of mixed types
+/// (`prefixItems`) cannot be expressed and is an error, here and for Gemini. A bare nested
+/// `{"type": "object"}` is what schemars writes for `struct Empty {}`, and is closed as an
+/// empty object. A map (`HashMap<String, V>`: `additionalProperties: {schema}`) and an
+/// untyped value (`serde_json::Value`) cannot be expressed and are errors.
+///
+/// **Gemini** (`FunctionDeclaration.parameters`, the `Schema` object of
+/// <https://ai.google.dev/api/caching#Schema>, "a select subset of an OpenAPI 3.0 schema
+/// object"): kept fields are `type` (one name, never an array), `format` (number: `float`,
+/// `double`; integer: `int32`, `int64`; string: `enum`, `date-time`), `description`,
+/// `nullable`, `enum` (strings only), `items`, `properties`, `required`, `anyOf`, `minItems`,
+/// `maxItems`, `minimum`, `maximum`, `minLength`, `maxLength`, `pattern`, `minProperties`,
+/// `maxProperties`. Type arrays and `{"type": "null"}` branches become `nullable: true`;
+/// `const` and `oneOf`-of-`const` unions (schemars' documented unit enums) become one string
+/// `enum`, the variants' doc comments folded into the description; `oneOf` becomes `anyOf`.
+/// Gemini refuses an object without properties ("properties: should be non-empty for OBJECT
+/// type"), so a nested empty object is an error and an empty root is left without
+/// `properties` (the definition then omits `parameters`, as Gemini's docs say to do for a
+/// function without parameters). Maps and untyped values are errors, as for OpenAI.
+///
+/// [`restore_arguments`]: super::restore_arguments
 ///
 /// ```
 /// use serde_json::json;
