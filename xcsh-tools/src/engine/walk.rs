@@ -370,7 +370,7 @@ impl Shared<'_> {
             self.note(SkipReason::TooLarge, display());
             return false;
         }
-        let bytes = match std::fs::read(path) {
+        let bytes = match read_file_no_follow(path) {
             Ok(bytes) => bytes,
             Err(e) => {
                 self.note(SkipReason::Unreadable(e.to_string()), display());
@@ -451,6 +451,27 @@ impl Shared<'_> {
         let size = entry.metadata().ok().map(|m| m.len());
         self.file(path, lang, size)
     }
+}
+
+/// Reads a file the walk found or the scope named, refusing a symbolic link (or anything but
+/// a regular file) in its place: between the walker's look and this read, the file may have
+/// been swapped for a link leading out of the workspace root, whose target must not be read.
+fn read_file_no_follow(path: &Path) -> std::io::Result<Vec<u8>> {
+    #[cfg(unix)]
+    let mut file = {
+        use rustix::fs::{Mode, OFlags};
+        // NONBLOCK: a FIFO swapped in must not hang the open; it is refused just below.
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        std::fs::File::from(rustix::fs::open(path, flags, Mode::empty())?)
+    };
+    #[cfg(not(unix))]
+    let mut file = std::fs::File::open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file any more"));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes)?;
+    Ok(bytes)
 }
 
 fn err_path(err: &ignore::Error) -> Option<&Path> {
