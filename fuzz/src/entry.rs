@@ -52,8 +52,8 @@ impl<'a> Input<'a> {
         String::from_utf8_lossy(head).into_owned()
     }
 
-    fn pick<'b, T>(&mut self, items: &'b [T]) -> &'b T {
-        &items[usize::from(self.byte()) % items.len()]
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[usize::from(self.byte()) % items.len()]
     }
 }
 
@@ -197,7 +197,7 @@ pub fn pattern_compile(data: &[u8]) {
     let fx = session_fixture();
     let ws = Workspace::new(&fx.root).expect("workspace");
     let mut input = Input(data);
-    let lang = *input.pick(&Lang::ALL);
+    let lang = input.pick(&Lang::ALL);
     let path = match lang {
         Lang::Rust => "src/lib.rs",
         Lang::Python => "app/main.py",
@@ -324,12 +324,12 @@ pub fn changeset_ops(data: &[u8]) {
     let mut accepted = Vec::new();
     for _ in 0..usize::from(input.byte() % 7) {
         let kind = input.byte() % 4;
-        let path = *input.pick(PATHS);
+        let path = input.pick(PATHS);
         let planned = match kind {
             0 => Planned::Modify(path, input.text_until(0xFF)),
             1 => Planned::Create(path, input.text_until(0xFF)),
             2 => Planned::Delete(path),
-            _ => Planned::Rename(path, *input.pick(PATHS)),
+            _ => Planned::Rename(path, input.pick(PATHS)),
         };
         let ok = match &planned {
             Planned::Modify(p, c) => cs.modify(p, c.as_bytes()).is_ok(),
@@ -344,7 +344,7 @@ pub fn changeset_ops(data: &[u8]) {
     // Sometimes the world moves on between building and applying.
     let mut meanwhile = None;
     if input.byte() % 5 == 0 {
-        let path = *input.pick(&["a.txt", "b.txt", "d/c.txt", "d/new.txt", "x.txt"]);
+        let path = input.pick(&["a.txt", "b.txt", "d/c.txt", "d/new.txt", "x.txt"]);
         if fs::write(root.join(path), "changed meanwhile").is_ok() {
             meanwhile = Some(where_is(&root, path));
         }
