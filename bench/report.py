@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Turns the JSON results of one bench/run.sh into Markdown tables (what BENCHMARKS.md
+quotes) and checks them against the targets.
+
+Usage: report.py --dir RESULTS_DIR [--out FILE.md]
+Reads cli.json, micro.json and compile.json from RESULTS_DIR (whichever exist).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure import fmt_mib, fmt_s  # noqa: E402
+
+
+def load(directory: str, name: str) -> dict | None:
+    path = os.path.join(directory, name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def mark(ok: bool) -> str:
+    return "met" if ok else "**missed**"
+
+
+def git_state(repo: str) -> str:
+    def git(*args: str) -> str:
+        res = subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True,
+                             check=False)
+        return res.stdout.strip()
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return commit + (" (with uncommitted changes)" if dirty else "")
+
+
+def cli_section(cli: dict) -> list[str]:
+    out = ["## ast_edit preview vs the ast-grep CLI", ""]
+    out.append(f"Corpus: the pinned Rust corpus; {cli['runs']} timed runs per contestant "
+               "per pattern, alternating, after one unmeasured run each; medians. "
+               "Speedup = CLI wall / xcsh wall. RSS = peak resident memory of the process.")
+    out.append("")
+    out.append("| pattern | files parsed by xcsh | replacements (files) | xcsh wall | xcsh CPU "
+               "| xcsh RSS | CLI wall | CLI CPU | CLI RSS | speedup | same edits |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in cli["patterns"]:
+        x, c, e = r["xcsh"], r["cli"], r.get("engine") or {}
+        parsed = f"{e['filesParsed']:,} of {e['filesScanned']:,}" if e else "n/a"
+        repl = f"{e['replacements']:,} ({e['filesChanged']:,})" if e else "n/a"
+        same = "yes" if r["equality"]["identical"] else f"**NO** ({r['equality']['first_difference']})"
+        out.append(
+            f"| `{r['pattern']}` | {parsed} | {repl} | {fmt_s(x['wall_s'])} | {fmt_s(x['cpu_s'])} "
+            f"| {fmt_mib(x['max_rss_kib'])} | {fmt_s(c['wall_s'])} | {fmt_s(c['cpu_s'])} "
+            f"| {fmt_mib(c['max_rss_kib'])} | {r['speedup_wall']:.2f}× | {same} |")
+    s = cli["summary"]
+    rss_worst = max(cli["patterns"], key=lambda r: r["rss_ratio"])
+    out += ["",
+            f"- Median speedup over the set: **{s['median_speedup_wall']:.2f}×** "
+            f"(target ≥ 3×: {mark(s['median_speedup_wall'] >= 3)}).",
+            f"- Worst single pattern: `{s['worst_pattern']}` at **{s['worst_speedup_wall']:.2f}×** "
+            f"(target: never slower: {mark(s['worst_speedup_wall'] >= 1)}).",
+            f"- Peak memory: at most **{s['max_rss_ratio']:.2f}×** the CLI's "
+            f"(`{rss_worst['name']}`; target ≤ 1: {mark(s['max_rss_ratio'] <= 1)}).",
+            f"- Identical replacements on every pattern: {mark(s['all_identical'])}.",
+            ""]
+    return out
+
+
+MICRO_ROWS = [
+    ("call/xcsh_session_call", "`Session::call` (xcsh), trivial tool `add`"),
+    ("call/rmcp_router_call", "rmcp `ToolRouter::call`, router built once"),
+    ("call/rmcp_handler_call_tool", "rmcp `ServerHandler::call_tool`, router in a field"),
+    ("call/rmcp_default_server_handler",
+     "rmcp `#[tool_router(server_handler)]` default (router rebuilt per call)"),
+    ("pending/xcsh_push_then_resolve_apply", "xcsh preview push + `resolve` apply round trip"),
+    ("schema/xcsh_tool_parameters", "xcsh `Tool::parameters()`"),
+    ("schema/xcsh_custom_tool_parameters", "xcsh `CustomTool::parameters()` (cached per type)"),
+    ("schema/xcsh_registry_definitions/anthropic", "xcsh `Registry::definitions(Anthropic)`"),
+    ("schema/xcsh_registry_definitions/openai-chat", "xcsh `Registry::definitions(OpenAiChat)`"),
+    ("schema/xcsh_registry_definitions/gemini", "xcsh `Registry::definitions(Gemini)`"),
+    ("schema/xcsh_registry_definitions/mcp", "xcsh `Registry::definitions(Mcp)`"),
+    ("schema/rmcp_router_get", "rmcp `ToolRouter::get` (one tool)"),
+    ("schema/rmcp_router_list_all", "rmcp `ToolRouter::list_all` (what `tools/list` returns)"),
+]
+
+
+def fmt_ns(seconds: float) -> str:
+    ns = seconds * 1e9
+    return f"{ns / 1000:.2f} µs" if ns >= 1000 else f"{ns:.0f} ns"
+
+
+def micro_section(micro: dict) -> list[str]:
+    out = ["## Dispatch and schemas in process (divan)", ""]
+    out.append(f"Profile `{micro['profile']}`; the whole suite run {micro['rounds']} times, the "
+               "median of divan's per-run medians; allocations per iteration from divan's "
+               "`AllocProfiler`. Both contestants on one current-thread tokio runtime.")
+    out.append("")
+    out.append("| benchmark | median time | allocations / iteration |")
+    out.append("|---|---:|---:|")
+    benches = micro["benches"]
+    for key, label in MICRO_ROWS:
+        if key in benches:
+            b = benches[key]
+            out.append(f"| {label} | {fmt_ns(b['median_s'])} | {b['allocs']:.0f} |")
+    s = micro["summary"]
+    ratio = s.get("session_call_vs_rmcp_router")
+    if ratio is not None:
+        out += ["", f"- `Session::call` / rmcp router: **{ratio:.2f}×** "
+                    f"(target ≤ 1: {mark(ratio <= 1)})."]
+    out += [f"- {s['schema_retrieval']} (asserted before the benchmarks run, and by "
+            "`xcsh-bench/tests/alloc_free.rs` in every `cargo test`).", ""]
+    return out
+
+
+def compile_section(comp: dict) -> list[str]:
+    out = [f"## Compile time: {comp['tools']} tools, `#[custom_tool]` vs rmcp `#[tool]`", ""]
+    out.append(f"One crate of {comp['tools']} tools each ({comp['source_lines']['gen-xcsh']:,} "
+               f"and {comp['source_lines']['gen-rmcp']:,} source lines), dependencies built "
+               f"beforehand; `touch src/lib.rs` then the timed command, {comp['runs']} runs "
+               "each, alternating; debug profile"
+               + (", incremental compilation off." if not comp.get("quick") else "."))
+    out.append("")
+    out.append("| command | xcsh wall | xcsh CPU | xcsh RSS | rmcp wall | rmcp CPU | rmcp RSS "
+               "| xcsh / rmcp |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for verb in ("check", "build"):
+        r = comp["results"][verb]
+        x, m = r["xcsh"], r["rmcp"]
+        out.append(f"| `cargo {verb}` | {fmt_s(x['wall_s'])} | {fmt_s(x['cpu_s'])} "
+                   f"| {fmt_mib(x['max_rss_kib'])} | {fmt_s(m['wall_s'])} | {fmt_s(m['cpu_s'])} "
+                   f"| {fmt_mib(m['max_rss_kib'])} | {r['ratio_wall']:.2f} |")
+    build = comp["results"]["build"]["ratio_wall"]
+    out += ["", f"- Building the tools: xcsh / rmcp = **{build:.2f}** "
+                f"(target ≤ 1: {mark(build <= 1.0)}).", ""]
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--dir", required=True)
+    p.add_argument("--repo", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p.add_argument("--command", default="bench/run.sh")
+    p.add_argument("--out")
+    args = p.parse_args()
+    cli, micro, comp = (load(args.dir, n) for n in ("cli.json", "micro.json", "compile.json"))
+    any_doc = cli or micro or comp
+    if not any_doc:
+        print(f"no results in {args.dir}", file=sys.stderr)
+        return 1
+    m = any_doc["machine"]
+    lines = ["# Latest benchmark results", "",
+             f"Generated by `{args.command}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} "
+             f"at commit {git_state(args.repo)}.", "",
+             f"Machine: {m['nproc']} cores ({m['cpu_model']}), {m['ram_gib']} GiB RAM; "
+             f"load average at start {', '.join(str(x) for x in m['loadavg_at_start'])}.", ""]
+    if cli:
+        lines += cli_section(cli)
+    if micro:
+        lines += micro_section(micro)
+    if comp:
+        lines += compile_section(comp)
+    text = "\n".join(lines)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Every benchmark in one run (see BENCHMARKS.md):
+#   1. ast_edit's preview (release `xcsh ast-edit`, no --yes) against the ast-grep CLI 0.51.1
+#      on the pinned Rust corpus, pattern by pattern, plus a byte-for-byte check that both
+#      apply the same replacements;
+#   2. in-process micro-benchmarks (divan): Session::call against rmcp's tool router, the
+#      pending round trip, allocation-free schema retrieval;
+#   3. compile time of 200 #[custom_tool] tools against the same 200 rmcp #[tool]s.
+#
+# Usage: bench/run.sh [--smoke] [--only cli,micro,compile] [--runs N]
+#   --smoke   a quick check that the benchmarks still work (CI runs it from
+#             scripts/test-all.sh): a few crates of the corpus, 2 patterns x 1 run with the
+#             equality check, 10 tools in the compile benchmark, tiny divan samples, debug
+#             builds. Its numbers mean nothing.
+#   --only    run only these parts.
+#   --runs N  timed runs per contestant and pattern, and per compile command (default 5).
+#
+# Environment: XCSH_SHARED_DIR (default: the repository's ../shared) holds
+# bench/corpus-rust; XCSH_BENCH_WORK (default: bench-work/ in the repository) is the scratch
+# and cache directory. Full runs write bench/results/{cli,micro,compile}.json and latest.md;
+# smoke runs write to the scratch directory only.
+#
+# Exit status: 0 when everything ran and both tools made identical edits; 1 when a part
+# failed or the edits differ (named on stderr); 2 on bad usage or a missing input.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+
+smoke=0
+only="cli,micro,compile"
+runs=5
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --smoke) smoke=1 ;;
+        --only) only="$2"; shift ;;
+        --only=*) only="${1#--only=}" ;;
+        --runs) runs="$2"; shift ;;
+        --runs=*) runs="${1#--runs=}" ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+wants() { [[ ",$only," == *",$1,"* ]]; }
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+shared="${XCSH_SHARED_DIR:-$repo_root/../shared}"
+manifest="$shared/bench/corpus-rust/Cargo.toml"
+if [[ ! -f "$manifest" || ! -f "$shared/bench/corpus-rust/Cargo.lock" ]]; then
+    echo "bench/run.sh: the pinned corpus is missing: expected $manifest and its Cargo.lock." >&2
+    echo "It lives in the project's shared/ directory beside the repository; set" >&2
+    echo "XCSH_SHARED_DIR=/path/to/shared if yours is elsewhere." >&2
+    exit 2
+fi
+work="${XCSH_BENCH_WORK:-$repo_root/bench-work}"
+target="${CARGO_TARGET_DIR:-$repo_root/target}"
+mkdir -p "$work"
+python="$repo_root/.venv/bin/python"
+ast_grep="$repo_root/.venv/bin/ast-grep"
+
+if (( smoke )); then
+    results="$work/results-smoke"
+    profile_dir=debug
+    build_flags=()
+else
+    results="$repo_root/bench/results"
+    profile_dir=release
+    build_flags=(--release)
+fi
+mkdir -p "$results"
+failed=()
+
+step "Python tools (the ast-grep CLI 0.51.1) in .venv"
+scripts/bootstrap-python.sh >&2
+version="$("$ast_grep" --version)"
+if [[ "$version" != "ast-grep 0.51.1" ]]; then
+    echo "bench/run.sh: expected ast-grep 0.51.1 in .venv, found '$version'" >&2
+    exit 2
+fi
+
+if wants cli; then
+    # The corpus: vendored once, reused while its lock file is unchanged.
+    corpus="$work/corpus-rust"
+    stamp="$(cat "$manifest" "$shared/bench/corpus-rust/Cargo.lock" | sha256sum | cut -c1-16)"
+    if [[ "$(cat "$corpus/.xcsh-bench-stamp" 2>/dev/null)" != "$stamp" ]]; then
+        step "Laying out the pinned corpus in $corpus (cargo vendor)"
+        rm -rf "$corpus" "$corpus.tmp"
+        # --locked: the shared manifest's Cargo.lock fixes every version and is never written.
+        cargo vendor --locked --versioned-dirs --manifest-path "$manifest" "$corpus.tmp" >/dev/null
+        echo "$stamp" > "$corpus.tmp/.xcsh-bench-stamp"
+        mv "$corpus.tmp" "$corpus"
+    fi
+    if (( smoke )); then
+        # A handful of crates, the same ones every time (the vendored names carry versions).
+        small="$work/corpus-smoke"
+        if [[ "$(cat "$small/.xcsh-bench-stamp" 2>/dev/null)" != "$stamp" ]]; then
+            rm -rf "$small"
+            mkdir -p "$small"
+            for crate in "$corpus"/aho-corasick-* "$corpus"/memchr-* "$corpus"/regex-syntax-* "$corpus"/rayon-core-*; do
+                cp -r "$crate" "$small/"
+            done
+            echo "$stamp" > "$small/.xcsh-bench-stamp"
+        fi
+        corpus="$small"
+    fi
+
+    step "Building xcsh and xcsh-plan-stats ($profile_dir)"
+    # One at a time: together, cargo would unify their dependencies' features.
+    cargo build "${build_flags[@]}" -p xcsh --bin xcsh
+    cargo build "${build_flags[@]}" -p xcsh-bench --bin xcsh-plan-stats
+
+    step "ast_edit preview vs ast-grep CLI"
+    cli_args=(--xcsh "$target/$profile_dir/xcsh" --ast-grep "$ast_grep" --corpus "$corpus"
+              --work "$work/cli" --out "$results/cli.json"
+              --plan-stats "$target/$profile_dir/xcsh-plan-stats")
+    if (( smoke )); then cli_args+=(--smoke --runs 1); else cli_args+=(--runs "$runs"); fi
+    "$python" bench/cli_bench.py "${cli_args[@]}" || failed+=("cli (see above)")
+fi
+
+if wants micro; then
+    step "Micro-benchmarks: Session::call vs rmcp, pending round trip, schema retrieval"
+    if (( smoke )); then
+        "$python" bench/micro_bench.py --repo "$repo_root" --rounds 1 --profile dev \
+            --out "$results/micro.json" -- --sample-count 3 --sample-size 2 || failed+=(micro)
+    else
+        "$python" bench/micro_bench.py --repo "$repo_root" --rounds 3 \
+            --out "$results/micro.json" || failed+=(micro)
+    fi
+fi
+
+if wants compile; then
+    step "Compile time: #[custom_tool] vs rmcp #[tool]"
+    if (( smoke )); then
+        # The checkout's own target dir: the test suite's debug build of xcsh is reused.
+        "$python" bench/compile_bench.py --repo "$repo_root" --work "$work/compile-smoke" \
+            --target-dir "$target" --tools 10 --runs 1 --quick \
+            --out "$results/compile.json" || failed+=(compile)
+    else
+        "$python" bench/compile_bench.py --repo "$repo_root" --work "$work/compile" \
+            --target-dir "$work/compile-target" --tools 200 --runs "$runs" \
+            --out "$results/compile.json" || failed+=(compile)
+    fi
+fi
+
+step "Report"
+command="bench/run.sh"
+(( smoke )) && command+=" --smoke"
+[[ "$only" != "cli,micro,compile" ]] && command+=" --only $only"
+"$python" bench/report.py --dir "$results" --command "$command" --out "$results/latest.md" >/dev/null
+echo "Results: $results/latest.md" >&2
+
+if (( ${#failed[@]} )); then
+    echo "bench/run.sh: FAILED: ${failed[*]}" >&2
+    exit 1
+fi
