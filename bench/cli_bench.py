@@ -225,7 +225,7 @@ def main() -> int:
         "max_rss_ratio": max(r["rss_ratio"] for r in results),
         "all_identical": not mismatches,
     }
-    doc = {"machine": machine(), "runs": args.runs, "smoke": args.smoke,
+    doc = {"machine": machine(), "runs": args.runs, "smoke": args.smoke, "warmup": not args.smoke,
            "corpus": args.corpus, "summary": summary, "patterns": results}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)

@@ -43,8 +43,10 @@ def git_state(repo: str) -> str:
 
 def cli_section(cli: dict) -> list[str]:
     out = ["## ast_edit preview vs the ast-grep CLI", ""]
-    out.append(f"Corpus: the pinned Rust corpus; {cli['runs']} timed runs per contestant "
-               "per pattern, alternating, after one unmeasured run each; medians. "
+    warm = ", after one unmeasured run each" if cli.get("warmup") else ""
+    corpus = "a few crates of the pinned Rust corpus" if cli.get("smoke") else "the pinned Rust corpus"
+    out.append(f"Corpus: {corpus}; {cli['runs']} timed run(s) per contestant "
+               f"per pattern, alternating{warm}; medians. "
                "Speedup = CLI wall / xcsh wall. RSS = peak resident memory of the process.")
     out.append("")
     out.append("| pattern | files parsed by xcsh | replacements (files) | xcsh wall | xcsh CPU "

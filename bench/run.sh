@@ -87,7 +87,12 @@ if wants cli; then
         step "Laying out the pinned corpus in $corpus (cargo vendor)"
         rm -rf "$corpus" "$corpus.tmp"
         # --locked: the shared manifest's Cargo.lock fixes every version and is never written.
-        cargo vendor --locked --versioned-dirs --manifest-path "$manifest" "$corpus.tmp" >/dev/null
+        if ! cargo vendor --locked --versioned-dirs --manifest-path "$manifest" "$corpus.tmp" \
+                >/dev/null 2>"$work/vendor.log"; then
+            cat "$work/vendor.log" >&2
+            echo "bench/run.sh: cargo vendor failed (log above)" >&2
+            exit 1
+        fi
         echo "$stamp" > "$corpus.tmp/.xcsh-bench-stamp"
         mv "$corpus.tmp" "$corpus"
     fi

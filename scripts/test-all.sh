@@ -31,5 +31,8 @@ cargo build -p xcsh --bin xcsh
 "$repo_root/.venv/bin/python" tests/interop/test_mcp_stdio.py \
     "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
 
+step "Benchmarks still run (bench/run.sh --smoke: equality check included, numbers meaningless)"
+bench/run.sh --smoke
+
 echo
 echo "All checks passed."
