@@ -94,6 +94,12 @@ impl fmt::Display for ApplyReport {
     }
 }
 
+/// Applies in this process run one at a time. Each checks its files, then replaces them; two
+/// applies over the same file (two sessions of one server) interleaving those steps would both
+/// pass the check, and the second would silently overwrite the first. Applies by other
+/// processes are not covered: the stale check narrows that window, it cannot close it.
+static APPLYING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 impl ChangeSet {
     /// Applies every operation, or none. Blocking: from async code run it in
     /// `tokio::task::spawn_blocking` (on a clone, which is cheap).
@@ -148,6 +154,9 @@ impl ChangeSet {
         if self.ops.is_empty() {
             return Ok(ApplyReport::default());
         }
+        let _one_at_a_time = APPLYING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let snaps = self
             .check_all(None)
             .map_err(|files| ApplyError::Stale { files })?;
