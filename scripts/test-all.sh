@@ -34,5 +34,16 @@ cargo build -p xcsh --bin xcsh
 step "Benchmarks still run (bench/run.sh --smoke: equality check included, numbers meaningless)"
 bench/run.sh --smoke
 
+if [[ -n "${XCSH_FUZZ_SECONDS:-}" ]]; then
+    # Opt-in (needs cargo-fuzz and a nightly toolchain; see docs/RELIABILITY.md). Without it
+    # the same entry points already ran on stable in `cargo test` (reliability_fuzz).
+    step "Fuzz each target for ${XCSH_FUZZ_SECONDS}s (cargo +nightly fuzz)"
+    for target in session_call pattern_compile changeset_ops; do
+        mkdir -p "fuzz/corpus/$target"
+        (cd fuzz && cargo +nightly fuzz run "$target" "corpus/$target" "regressions/$target" \
+            -- -max_total_time="$XCSH_FUZZ_SECONDS")
+    done
+fi
+
 echo
 echo "All checks passed."
