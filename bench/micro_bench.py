@@ -89,8 +89,25 @@ def main() -> int:
     p.add_argument("divan_args", nargs="*")
     args = p.parse_args()
 
-    cmd = ["cargo", "bench", "--quiet", "-p", "xcsh-bench", "--bench", "dispatch",
-           "--profile", args.profile, "--", *args.divan_args]
+    # Build once, then run the same executable every round: edits to the checkout while the
+    # benchmark runs cannot change what is measured between rounds.
+    build = ["cargo", "bench", "--no-run", "--message-format=json-render-diagnostics",
+             "-p", "xcsh-bench", "--bench", "dispatch", "--profile", args.profile]
+    log(f"== micro: {' '.join(build)}")
+    res = subprocess.run(build, cwd=args.repo, capture_output=True, text=True, check=False)
+    exe = None
+    for line in res.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if msg.get("reason") == "compiler-artifact" and msg["target"]["name"] == "dispatch":
+            exe = msg.get("executable") or exe
+    if res.returncode != 0 or not exe:
+        log(res.stderr[-4000:])
+        log("ERROR: could not build the micro-benchmarks")
+        return 1
+    cmd = [exe, "--bench", *args.divan_args]
     rounds = []
     schema_note = "schema retrieval: no report (the benchmark did not print one)"
     for i in range(args.rounds):
