@@ -114,11 +114,15 @@ if wants cli; then
     # One at a time: together, cargo would unify their dependencies' features.
     cargo build "${build_flags[@]}" -p xcsh --bin xcsh
     cargo build "${build_flags[@]}" -p xcsh-bench --bin xcsh-plan-stats
+    # Timed from a private copy: another build in the same target dir cannot swap the binary
+    # in the middle of the runs.
+    bin="$work/bin-$profile_dir"
+    mkdir -p "$bin"
+    cp "$target/$profile_dir/xcsh" "$target/$profile_dir/xcsh-plan-stats" "$bin/"
 
     step "ast_edit preview vs ast-grep CLI"
-    cli_args=(--xcsh "$target/$profile_dir/xcsh" --ast-grep "$ast_grep" --corpus "$corpus"
-              --work "$work/cli" --out "$results/cli.json"
-              --plan-stats "$target/$profile_dir/xcsh-plan-stats")
+    cli_args=(--xcsh "$bin/xcsh" --ast-grep "$ast_grep" --corpus "$corpus"
+              --work "$work/cli" --out "$results/cli.json" --plan-stats "$bin/xcsh-plan-stats")
     if (( smoke )); then cli_args+=(--smoke --runs 1); else cli_args+=(--runs "$runs"); fi
     "$python" bench/cli_bench.py "${cli_args[@]}" || failed+=("cli (see above)")
 fi
