@@ -172,8 +172,11 @@ def main() -> int:
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--only", help="comma-separated pattern names")
     args = p.parse_args()
-    args.corpus = os.path.abspath(args.corpus)
-    args.work = os.path.abspath(args.work)
+    # The tools run inside the corpus: make every path absolute first.
+    for name in ("corpus", "work", "xcsh", "ast_grep", "plan_stats"):
+        value = getattr(args, name)
+        if value and os.path.exists(value):
+            setattr(args, name, os.path.abspath(value))
     os.makedirs(args.work, exist_ok=True)
 
     chosen = PATTERNS
