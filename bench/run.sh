@@ -57,6 +57,8 @@ work="${XCSH_BENCH_WORK:-$repo_root/bench-work}"
 target="${CARGO_TARGET_DIR:-$repo_root/target}"
 mkdir -p "$work"
 python="$repo_root/.venv/bin/python"
+# No __pycache__ beside the scripts in the checkout.
+export PYTHONDONTWRITEBYTECODE=1
 ast_grep="$repo_root/.venv/bin/ast-grep"
 
 if (( smoke )); then
