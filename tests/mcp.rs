@@ -358,9 +358,9 @@ fn serve_writes_only_protocol_to_stdout() {
         let message: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
         assert_eq!(message["jsonrpc"], "2.0", "{line}");
-        let done = message["id"] == 3;
         lines.push(message);
-        if done {
+        // rmcp answers requests concurrently: wait for all three answers, in any order.
+        if [1, 2, 3].iter().all(|id| lines.iter().any(|m| m["id"] == *id)) {
             break;
         }
     }

@@ -79,21 +79,15 @@ fn keep_ends(text: &str, keep: usize) -> String {
 /// decoding one 10,000 levels deep recursively overflows a thread's stack.
 pub const MAX_ARGUMENT_DEPTH: usize = 128;
 
-/// Whether `value` nests arrays and objects more than `max` levels deep (without recursion).
+/// Whether `value` nests arrays and objects more than `max` levels deep.
 pub(crate) fn nests_deeper_than(value: &Value, max: usize) -> bool {
-    let mut stack = vec![(value, 0usize)];
-    while let Some((value, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(fields) => Box::new(fields.values()),
-            _ => continue,
-        };
-        if depth >= max {
-            return true;
-        }
-        stack.extend(children.map(|child| (child, depth + 1)));
+    // Recursion stops at `max` levels, so it cannot overflow the stack, and the common
+    // shallow case allocates nothing.
+    match value {
+        Value::Array(items) => max == 0 || items.iter().any(|c| nests_deeper_than(c, max - 1)),
+        Value::Object(fields) => max == 0 || fields.values().any(|c| nests_deeper_than(c, max - 1)),
+        _ => false,
     }
-    false
 }
 
 /// Drops `value` one level at a time, so its depth cannot overflow the stack.

@@ -4,7 +4,7 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
@@ -137,14 +137,31 @@ impl fmt::Debug for Extensions {
 /// ```
 #[derive(Clone)]
 pub struct ToolContext {
-    call_id: Arc<str>,
-    session_id: Arc<str>,
-    workspace_root: Arc<Path>,
-    cancellation: CancellationToken,
-    progress: Option<ProgressSink>,
-    pending: Option<Arc<PendingActionStore>>,
-    reminders: Arc<Reminders>,
-    extensions: Arc<Extensions>,
+    // Crate-visible so a session builds one per call from shared parts, with no allocation.
+    pub(crate) call_id: CallId,
+    pub(crate) session_id: Arc<str>,
+    pub(crate) workspace_root: Arc<Path>,
+    pub(crate) cancellation: CancellationToken,
+    pub(crate) progress: Option<ProgressSink>,
+    pub(crate) pending: Option<Arc<PendingActionStore>>,
+    pub(crate) reminders: Arc<Reminders>,
+    pub(crate) extensions: Arc<Extensions>,
+}
+
+/// A call's id: the one the client gave, or a number spelt `call-N` only if someone asks.
+#[derive(Clone, Debug)]
+pub(crate) enum CallId {
+    Given(Arc<str>),
+    Numbered(u64, OnceLock<Arc<str>>),
+}
+
+impl CallId {
+    fn as_str(&self) -> &str {
+        match self {
+            CallId::Given(id) => id,
+            CallId::Numbered(n, text) => text.get_or_init(|| Arc::from(format!("call-{n}"))),
+        }
+    }
 }
 
 impl Default for ToolContext {
@@ -157,7 +174,7 @@ impl ToolContext {
     /// A context with no pending store, rooted at the current directory.
     pub fn new() -> Self {
         ToolContext {
-            call_id: Arc::from(""),
+            call_id: CallId::Given(Arc::from("")),
             session_id: Arc::from(""),
             workspace_root: Arc::from(
                 std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
@@ -173,7 +190,7 @@ impl ToolContext {
     /// Sets the call id.
     #[must_use]
     pub fn with_call_id(mut self, call_id: impl Into<Arc<str>>) -> Self {
-        self.call_id = call_id.into();
+        self.call_id = CallId::Given(call_id.into());
         self
     }
 
@@ -228,7 +245,7 @@ impl ToolContext {
 
     /// The id of this tool call (as the model or client gave it).
     pub fn call_id(&self) -> &str {
-        &self.call_id
+        self.call_id.as_str()
     }
 
     /// The id of the session the call belongs to.
@@ -301,7 +318,7 @@ impl ToolContext {
 impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
-            .field("call_id", &self.call_id)
+            .field("call_id", &self.call_id.as_str())
             .field("session_id", &self.session_id)
             .field("workspace_root", &self.workspace_root)
             .field("cancelled", &self.cancellation.is_cancelled())

@@ -3,8 +3,8 @@
 
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use futures_util::FutureExt;
 use serde_json::Value;
@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::bounds::{MAX_ARGUMENT_DEPTH, dismantle, nests_deeper_than, shorten_error_texts};
-use crate::context::{ProgressSink, RESOLVE_REMINDER, Reminders, ToolContext};
+use crate::context::{CallId, ProgressSink, RESOLVE_REMINDER, Reminders, ToolContext};
 use crate::dialect::{Dialect, Provider, restore_arguments};
 use crate::error::{ToolError, panic_message};
 use crate::pending::PendingActionStore;
@@ -61,6 +61,7 @@ pub struct Session {
     registry: Arc<Registry>,
     store: Arc<PendingActionStore>,
     reminders: Arc<Reminders>,
+    uncancelled: CancellationToken,
 }
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
@@ -82,6 +83,7 @@ impl Session {
             registry,
             store: Arc::new(PendingActionStore::new()),
             reminders: Arc::default(),
+            uncancelled: CancellationToken::new(),
         }
     }
 
@@ -197,30 +199,36 @@ impl Session {
             restore_arguments(dialect, tool.parameters(), &mut args);
         }
 
-        let call_id = options
-            .call_id
-            .unwrap_or_else(|| format!("call-{}", NEXT_CALL.fetch_add(1, Ordering::Relaxed)));
-        let cancellation = options.cancellation.unwrap_or_default();
-        let mut ctx = ToolContext::new()
-            .with_call_id(call_id.as_str())
-            .with_session_id(Arc::clone(&self.id))
-            .with_workspace_root(self.registry.workspace_root.to_path_buf())
-            .with_cancellation(cancellation.clone())
-            .with_pending_store(Arc::clone(&self.store))
-            .with_reminders(Arc::clone(&self.reminders))
-            .with_extensions(Arc::clone(&self.registry.extensions));
-        if let Some(sink) = options.progress {
-            ctx = ctx.with_progress(sink);
-        }
+        let call_id = match options.call_id {
+            Some(id) => CallId::Given(Arc::from(id)),
+            None => CallId::Numbered(NEXT_CALL.fetch_add(1, Ordering::Relaxed), OnceLock::new()),
+        };
+        let ctx = ToolContext {
+            call_id,
+            session_id: Arc::clone(&self.id),
+            workspace_root: Arc::clone(&self.registry.workspace_root),
+            // A session's own token is never cancelled: calls without one share it.
+            cancellation: options
+                .cancellation
+                .clone()
+                .unwrap_or_else(|| self.uncancelled.clone()),
+            progress: options.progress,
+            pending: Some(Arc::clone(&self.store)),
+            reminders: Arc::clone(&self.reminders),
+            extensions: Arc::clone(&self.registry.extensions),
+        };
 
-        let span = tracing::debug_span!("tool_call", tool = name, call_id = %call_id);
+        let span = tracing::debug_span!("tool_call", tool = name);
         let run = AssertUnwindSafe(tool.execute(&ctx, args))
             .catch_unwind()
             .instrument(span);
-        let outcome = tokio::select! {
-            biased;
-            () = cancellation.cancelled() => Ok(Err(ToolError::cancelled())),
-            outcome = run => outcome,
+        let outcome = match &options.cancellation {
+            Some(token) => tokio::select! {
+                biased;
+                () = token.cancelled() => Ok(Err(ToolError::cancelled())),
+                outcome = run => outcome,
+            },
+            None => run.await,
         };
         let mut result = match outcome {
             Ok(Ok(result)) => result,

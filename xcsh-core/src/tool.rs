@@ -291,9 +291,13 @@ pub fn decode_arguments<T: DeserializeOwned>(tool: &str, args: Value) -> Result<
         }
         args => args,
     };
-    serde_path_to_error::deserialize::<_, T>(args).map_err(|error| {
-        let path = error.path().to_string();
-        ToolError::invalid_arguments(tool, &path, error.into_inner())
+    // Tracking the path costs more than the decoding itself: only a failed decode pays for it,
+    // by decoding again with the tracker to say where the problem is.
+    T::deserialize(&args).or_else(|_| {
+        serde_path_to_error::deserialize::<_, T>(&args).map_err(|error| {
+            let path = error.path().to_string();
+            ToolError::invalid_arguments(tool, &path, error.into_inner())
+        })
     })
 }
 
