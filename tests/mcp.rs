@@ -360,7 +360,10 @@ fn serve_writes_only_protocol_to_stdout() {
         assert_eq!(message["jsonrpc"], "2.0", "{line}");
         lines.push(message);
         // rmcp answers requests concurrently: wait for all three answers, in any order.
-        if [1, 2, 3].iter().all(|id| lines.iter().any(|m| m["id"] == *id)) {
+        if [1, 2, 3]
+            .iter()
+            .all(|id| lines.iter().any(|m| m["id"] == *id))
+        {
             break;
         }
     }
