@@ -525,6 +525,37 @@ fn has_more_names(pieces: &VecDeque<Piece>) -> bool {
         .any(|p| matches!(p, Piece::Name(_) | Piece::Parent))
 }
 
+/// Reads the regular file at `path`, refusing a symbolic link in its place (the last
+/// component is not followed) and anything but a regular file — a FIFO swapped in must not
+/// hang the open. With `max`, reads at most `max + 1` bytes: enough to tell that the file is
+/// longer than expected without holding whatever now stands there. Returns the metadata the
+/// file had when it was opened, too.
+pub(crate) fn read_no_follow(
+    path: &Path,
+    max: Option<u64>,
+) -> io::Result<(Vec<u8>, std::fs::Metadata)> {
+    use std::io::Read as _;
+    #[cfg(unix)]
+    let file = {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        std::fs::File::from(rustix::fs::open(path, flags, Mode::empty())?)
+    };
+    #[cfg(not(unix))]
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::other("not a regular file any more"));
+    }
+    let cap = max.map_or(meta.len(), |m| m.min(meta.len()));
+    let mut bytes = Vec::with_capacity(usize::try_from(cap).unwrap_or(0).saturating_add(1));
+    match max {
+        Some(max) => file.take(max.saturating_add(1)).read_to_end(&mut bytes)?,
+        None => (&file).read_to_end(&mut bytes)?,
+    };
+    Ok((bytes, meta))
+}
+
 /// The marker `ChangeSet` puts in the names of its temporary files.
 pub(crate) const TEMP_MARKER: &str = ".xcsh-tmp.";
 /// The marker `ChangeSet` puts in the names of its backups.

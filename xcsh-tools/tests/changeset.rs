@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use xcsh_tools::changeset::{
-    ApplyError, ChangeSet, ChangeSetError, FaultPlan, Fingerprint, StaleReason,
+    ApplyError, ChangeSet, ChangeSetError, FaultPlan, Fingerprint, Splice, StaleReason,
 };
 use xcsh_tools::workspace::{PathError, Workspace, is_temp_artifact};
 
@@ -112,8 +112,9 @@ fn ws(dir: &tempfile::TempDir) -> Workspace {
     Workspace::new(dir.path()).expect("workspace")
 }
 
-/// The mixed scenario used for the fault and crash sweeps: every kind of operation, new
-/// directories, a file reached through a symbolic link, and unusual permissions.
+/// The mixed scenario used for the fault and crash sweeps: every kind of operation (a
+/// modification given as edits spliced in at apply time too), new directories, a file reached
+/// through a symbolic link, and unusual permissions.
 struct Mixed {
     dir: tempfile::TempDir,
     before: Tree,
@@ -123,6 +124,10 @@ const MIXED_OLD_A: &[u8] = b"alpha\nold\n";
 const MIXED_NEW_A: &[u8] = b"alpha\nNEW\n";
 const MIXED_OLD_B: &[u8] = b"fn b() {}\n";
 const MIXED_NEW_B: &[u8] = b"fn b() -> u32 { 2 }\n";
+const MIXED_OLD_S: &str = "fn s() { \"é\".len(); x.unwrap(); }\n";
+const MIXED_NEW_S: &str = "pub fn s() { \"ü\".len(); x?; }\n";
+/// Same length as the old content, different bytes: only the hash tells them apart.
+const MIXED_EDITED_S: &str = "fn s() { \"é\".len(); y.unwrap(); }\n";
 const MIXED_OLD_T: &[u8] = b"target old\n";
 const MIXED_NEW_T: &[u8] = b"target new\n";
 const MIXED_NEW_C: &[u8] = b"brand new in a new dir\n";
@@ -136,6 +141,7 @@ fn mixed_fixture() -> Mixed {
     let r = dir.path();
     write(r, "a.txt", MIXED_OLD_A);
     write(r, "src/b.rs", MIXED_OLD_B);
+    write(r, "src/s.rs", MIXED_OLD_S.as_bytes());
     write(r, "src/target.txt", MIXED_OLD_T);
     write(r, "old.txt", MIXED_OLD_GONE);
     write(r, "src/e.rs", MIXED_E);
@@ -146,6 +152,7 @@ fn mixed_fixture() -> Mixed {
         std::os::unix::fs::symlink("src/target.txt", r.join("link.txt")).expect("symlink");
         chmod(&r.join("a.txt"), 0o640);
         chmod(&r.join("src/b.rs"), 0o755);
+        chmod(&r.join("src/s.rs"), 0o600);
     }
     #[cfg(not(unix))]
     write(r, "link.txt", MIXED_OLD_T);
@@ -158,6 +165,8 @@ fn mixed_changeset(m: &Mixed) -> ChangeSet {
     cs.modify("a.txt", MIXED_NEW_A).expect("modify a");
     cs.modify_expecting("src/b.rs", Fingerprint::of(MIXED_OLD_B), MIXED_NEW_B)
         .expect("modify b");
+    cs.modify_splicing("src/s.rs", Fingerprint::of(MIXED_OLD_S), mixed_splices())
+        .expect("splice s");
     cs.modify("link.txt", MIXED_NEW_T)
         .expect("modify through link");
     cs.create("new/deep/c.txt", MIXED_NEW_C).expect("create c");
@@ -167,6 +176,19 @@ fn mixed_changeset(m: &Mixed) -> ChangeSet {
         .expect("rename e");
     cs.rename("f.txt", "src/f.txt").expect("rename f");
     cs
+}
+
+/// The edits that turn [`MIXED_OLD_S`] into [`MIXED_NEW_S`]: an insertion, a replacement of
+/// a two-byte character, and one of a longer run.
+fn mixed_splices() -> Vec<Splice> {
+    let at = |needle: &str| MIXED_OLD_S.find(needle).expect("in MIXED_OLD_S");
+    let e = at("é");
+    let x = at("x.unwrap()");
+    vec![
+        Splice::new(0..0, "pub "),
+        Splice::new(e..e + "é".len(), "ü"),
+        Splice::new(x..x + "x.unwrap()".len(), "x?"),
+    ]
 }
 
 /// The tree after a successful apply of [`mixed_changeset`], written out by hand so the
@@ -188,6 +210,7 @@ fn mixed_expected(m: &Mixed) -> Tree {
     };
     set(&mut t, "a.txt", MIXED_NEW_A);
     set(&mut t, "src/b.rs", MIXED_NEW_B);
+    set(&mut t, "src/s.rs", MIXED_NEW_S.as_bytes());
     set(&mut t, "src/target.txt", MIXED_NEW_T);
     t.remove(Path::new("old.txt"));
     let e = t.remove(Path::new("src/e.rs")).expect("e");
@@ -234,9 +257,9 @@ fn successful_apply_writes_exactly_the_new_bytes_and_cleans_up() {
             report.deleted,
             report.renamed
         ),
-        (3, 2, 1, 2)
+        (4, 2, 1, 2)
     );
-    let written = MIXED_NEW_A.len() + MIXED_NEW_B.len() + MIXED_NEW_T.len();
+    let written = MIXED_NEW_A.len() + MIXED_NEW_B.len() + MIXED_NEW_S.len() + MIXED_NEW_T.len();
     let written = written + MIXED_NEW_C.len() + MIXED_NEW_D.len();
     assert_eq!(report.bytes_written, written as u64);
     assert!(report.leftovers.is_empty(), "{:?}", report.leftovers);
@@ -980,6 +1003,10 @@ fn assert_crash_state(m: &Mixed, after: &Tree, step: &str) {
     };
     one_of("a.txt", &[Some(MIXED_OLD_A), Some(MIXED_NEW_A)]);
     one_of("src/b.rs", &[Some(MIXED_OLD_B), Some(MIXED_NEW_B)]);
+    one_of(
+        "src/s.rs",
+        &[Some(MIXED_OLD_S.as_bytes()), Some(MIXED_NEW_S.as_bytes())],
+    );
     one_of("src/target.txt", &[Some(MIXED_OLD_T), Some(MIXED_NEW_T)]);
     one_of("new/deep/c.txt", &[None, Some(MIXED_NEW_C)]);
     one_of("src/d.txt", &[None, Some(MIXED_NEW_D)]);
@@ -1000,6 +1027,7 @@ fn assert_crash_state(m: &Mixed, after: &Tree, step: &str) {
     let known = [
         "a.txt",
         "src/b.rs",
+        "src/s.rs",
         "src/target.txt",
         "new/deep/c.txt",
         "src/d.txt",
@@ -1158,6 +1186,7 @@ fn a_file_changed_while_the_apply_prepares_is_caught_before_anything_is_visible(
         let root = m.dir.path().to_path_buf();
         let plan = FaultPlan::none().before_step(k, move || {
             fs::write(root.join("src/b.rs"), "a concurrent edit\n").expect("write");
+            fs::write(root.join("src/s.rs"), MIXED_EDITED_S).expect("write");
             fs::remove_file(root.join("old.txt")).expect("rm");
         });
         let files = match cs.apply_with_faults(&plan) {
@@ -1169,15 +1198,20 @@ fn a_file_changed_while_the_apply_prepares_is_caught_before_anything_is_visible(
             got,
             vec![
                 ("src/b.rs", &StaleReason::Modified),
+                ("src/s.rs", &StaleReason::Modified),
                 ("old.txt", &StaleReason::Deleted)
             ],
             "step {k}"
         );
         let mut expected = m.before.clone();
         expected.remove(Path::new("old.txt"));
-        let b = expected.get_mut(Path::new("src/b.rs")).expect("b");
-        if let Node::File { bytes, .. } = b {
-            *bytes = b"a concurrent edit\n".to_vec();
+        for (path, edit) in [
+            ("src/b.rs", &b"a concurrent edit\n"[..]),
+            ("src/s.rs", MIXED_EDITED_S.as_bytes()),
+        ] {
+            if let Some(Node::File { bytes, .. }) = expected.get_mut(Path::new(path)) {
+                *bytes = edit.to_vec();
+            }
         }
         assert_eq!(
             snapshot(m.dir.path()),
@@ -1186,4 +1220,214 @@ fn a_file_changed_while_the_apply_prepares_is_caught_before_anything_is_visible(
             plan.steps()
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Modifications spliced in at apply time
+
+#[test]
+fn invalid_splices_are_refused_when_added_and_name_the_edit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "a.rs", b"fn main() {}\n");
+    let seen = Fingerprint::of("fn main() {}\n"); // 13 bytes
+    let mut cs = ChangeSet::new(ws(&dir));
+    #[allow(clippy::reversed_empty_ranges)] // on purpose: it must be refused
+    let backwards = Splice::new(6..3, "x");
+    let cases: [(Vec<Splice>, &str); 4] = [
+        (
+            vec![Splice::new(3..7, "go"), Splice::new(0..2, "")],
+            "edits[1] (bytes 0..2) comes before edits[0] (bytes 3..7): the edits are not sorted by position",
+        ),
+        (
+            vec![Splice::new(0..5, "x"), Splice::new(4..6, "y")],
+            "edits[1] (bytes 4..6) overlaps edits[0] (bytes 0..5)",
+        ),
+        (
+            vec![Splice::new(10..14, "x")],
+            "edits[0] (bytes 10..14) reaches past the end of the file as it was read (13 bytes)",
+        ),
+        (
+            vec![backwards],
+            "edits[0] (bytes 6..3) ends before it starts",
+        ),
+    ];
+    for (edits, problem) in cases {
+        let err = cs
+            .modify_splicing("a.rs", seen, edits)
+            .expect_err("refused");
+        assert!(
+            matches!(err, ChangeSetError::InvalidSplice { .. }),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "cannot modify `a.rs` by splicing: {problem}; give the edits as byte ranges of \
+                 the file as it was read, sorted by position and not overlapping"
+            )
+        );
+    }
+    assert!(cs.is_empty(), "a refused operation is not added");
+    // Insertions at one place, and right after a replacement, are fine.
+    cs.modify_splicing(
+        "a.rs",
+        seen,
+        [
+            Splice::new(3..3, "my_"),
+            Splice::new(3..7, "main2"),
+            Splice::new(7..7, "_x"),
+        ],
+    )
+    .expect("valid");
+    // One operation per file, whatever its kind.
+    let err = cs.modify("a.rs", "x").expect_err("duplicate");
+    assert!(matches!(err, ChangeSetError::Duplicate { .. }), "{err}");
+    let report = cs.apply().expect("apply");
+    assert_eq!(report.bytes_written, "fn my_main2_x() {}\n".len() as u64);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.rs")).expect("read"),
+        "fn my_main2_x() {}\n"
+    );
+}
+
+/// A change set with a modification by bytes, then one by splicing, over fresh files; the
+/// spliced file's edits rename `f` to `g` and add `pub`.
+fn splice_case() -> (tempfile::TempDir, ChangeSet) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "first.txt", b"first\n");
+    write(dir.path(), "spliced.rs", b"fn f() {}\n");
+    write(dir.path(), "other.txt", b"other\n");
+    let mut cs = ChangeSet::new(ws(&dir));
+    cs.modify("first.txt", "FIRST\n").expect("modify");
+    cs.modify_splicing(
+        "spliced.rs",
+        Fingerprint::of("fn f() {}\n"),
+        [Splice::new(0..0, "pub "), Splice::new(3..4, "g")],
+    )
+    .expect("splice");
+    (dir, cs)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_spliced_file_changed_since_it_was_read_is_named_and_nothing_is_written() {
+    use std::os::unix::fs::symlink;
+    type Mutation = fn(&Path);
+    let cases: [(&str, Mutation, StaleReason); 4] = [
+        (
+            "same length",
+            |r| fs::write(r.join("spliced.rs"), "fn h() {}\n").expect("write"),
+            StaleReason::Modified,
+        ),
+        (
+            "longer",
+            |r| fs::write(r.join("spliced.rs"), "fn f() {}\n\n").expect("write"),
+            StaleReason::Modified,
+        ),
+        (
+            "deleted",
+            |r| fs::remove_file(r.join("spliced.rs")).expect("rm"),
+            StaleReason::Deleted,
+        ),
+        (
+            "now a link",
+            |r| {
+                fs::remove_file(r.join("spliced.rs")).expect("rm");
+                symlink("other.txt", r.join("spliced.rs")).expect("symlink");
+            },
+            StaleReason::BecameSymlink,
+        ),
+    ];
+    for (what, mutate, reason) in cases {
+        let (dir, cs) = splice_case();
+        mutate(dir.path());
+        let before = snapshot(dir.path());
+        match cs.apply() {
+            Err(ApplyError::Stale { files }) => {
+                let got: Vec<_> = files.iter().map(|f| (f.path.as_str(), &f.reason)).collect();
+                assert_eq!(got, [("spliced.rs", &reason)], "{what}");
+            }
+            other => panic!("{what}: expected stale, got {other:?}"),
+        }
+        // Not even the temporary file of `first.txt`, written before the spliced file was
+        // read, is left.
+        assert_eq!(snapshot(dir.path()), before, "{what}");
+    }
+}
+
+#[test]
+fn every_stale_file_is_named_when_spliced_and_other_files_changed() {
+    let (dir, cs) = splice_case();
+    // The spliced file keeps its length: only reading it tells.
+    fs::write(dir.path().join("spliced.rs"), "fn h() {}\n").expect("write");
+    fs::write(dir.path().join("first.txt"), "changed\n").expect("write");
+    let before = snapshot(dir.path());
+    let err = cs.apply().expect_err("stale");
+    assert_eq!(
+        err.to_string(),
+        "nothing was written: 2 file(s) changed since this change set was built: \
+         `first.txt` (modified since it was read); `spliced.rs` (modified since it was read). \
+         Preview the change again from the current files"
+    );
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn splices_that_do_not_fit_the_text_are_refused_at_apply_and_nothing_is_written() {
+    for (content, edit, problem) in [
+        (
+            &b"let s = \"\xc3\xa9\";\n"[..],
+            Splice::new(9..10, "e"),
+            "edits[0] (bytes 9..10) splits a UTF-8 character: ranges must start and end on character boundaries",
+        ),
+        (
+            &b"bin\xff\n"[..],
+            Splice::new(0..3, "txt"),
+            "the file is not UTF-8 text (invalid byte at offset 3), and splices edit text",
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(dir.path(), "first.txt", b"first\n");
+        write(dir.path(), "a.rs", content);
+        let mut cs = ChangeSet::new(ws(&dir));
+        cs.modify("first.txt", "FIRST\n").expect("modify");
+        cs.modify_splicing("a.rs", Fingerprint::of(content), [edit])
+            .expect("valid by position");
+        let before = snapshot(dir.path());
+        let err = cs.apply().expect_err("refused");
+        assert!(matches!(err, ApplyError::Failed { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "nothing was changed: could not splice the edits into `a.rs`: {problem}. Every \
+                 file was restored to what it was before; fix the cause and apply again"
+            )
+        );
+        assert_eq!(snapshot(dir.path()), before);
+        assert!(
+            cs.diff().contains(&format!(
+                "# note: the edits of `a.rs` cannot be spliced in: {problem}"
+            )),
+            "{}",
+            cs.diff()
+        );
+    }
+}
+
+#[test]
+fn the_diff_of_a_spliced_file_is_made_from_the_file_and_notes_a_change() {
+    let (dir, cs) = splice_case();
+    assert_eq!(
+        cs.diff(),
+        "diff --git a/first.txt b/first.txt\n\
+         --- a/first.txt\n+++ b/first.txt\n@@ -1 +1 @@\n-first\n+FIRST\n\
+         diff --git a/spliced.rs b/spliced.rs\n\
+         --- a/spliced.rs\n+++ b/spliced.rs\n@@ -1 +1 @@\n-fn f() {}\n+pub fn g() {}\n"
+    );
+    fs::write(dir.path().join("spliced.rs"), "fn h() {}\n").expect("write");
+    // The edits fit only what was read: no diff against what is there now.
+    assert!(cs.diff().ends_with(
+        "diff --git a/spliced.rs b/spliced.rs\n\
+         # note: `spliced.rs` changed on disk since it was recorded; apply will refuse it\n"
+    ));
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use xcsh_tools::changeset::ChangeSet;
+use xcsh_tools::changeset::{ChangeSet, Fingerprint, Splice};
 use xcsh_tools::workspace::{Workspace, is_temp_artifact};
 
 const ROOT_VAR: &str = "XCSH_SIGKILL_ROOT";
@@ -44,8 +44,21 @@ fn setup(root: &Path) {
 fn build(root: &Path) -> ChangeSet {
     let mut cs = ChangeSet::new(Workspace::new(root).expect("workspace"));
     for i in 0..FILES {
-        cs.modify(format!("m{i}.txt"), new_content(i))
-            .expect("modify");
+        let path = format!("m{i}.txt");
+        if i % 2 == 0 {
+            cs.modify(path, new_content(i)).expect("modify");
+        } else {
+            // Every other file as edits spliced in at apply time: read, checked, spliced and
+            // written while the kill may land.
+            let new = String::from_utf8(new_content(i)).expect("ASCII");
+            let half = SIZE / 2;
+            let edits = [
+                Splice::new(0..half, &new[..half]),
+                Splice::new(half..SIZE, &new[half..]),
+            ];
+            cs.modify_splicing(path, Fingerprint::of(old_content(i)), edits)
+                .expect("modify by splicing");
+        }
     }
     for i in 0..4 {
         cs.create(format!("new{i}/c.txt"), new_content(i))

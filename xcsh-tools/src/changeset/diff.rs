@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use similar::TextDiff;
 
-use super::{ChangeSet, Fingerprint, Op};
+use super::{ChangeSet, Fingerprint, NewContent, Op};
 
 /// How long one file's diff may search for a minimal edit script before settling for a
 /// coarser (still correct) one: a preview must not hang on a pathological file.
@@ -16,9 +16,11 @@ impl ChangeSet {
     /// A git-style unified diff of every operation, in order, for showing to a person or a
     /// model before [`apply`](Self::apply).
     ///
-    /// Originals are not kept in memory, so they are read from disk now, one at a time. If a
-    /// file no longer matches what was recorded, or cannot be read, its section says so in a
-    /// `# note:` line (apply would refuse it). Content that is not UTF-8 is shown as
+    /// Originals are not kept in memory, so they are read from disk now, one at a time (and
+    /// the edits of [`modify_splicing`](Self::modify_splicing) spliced into them). If a file
+    /// no longer matches what was recorded, or cannot be read, its section says so in a
+    /// `# note:` line (apply would refuse it); a spliced file then shows no diff, since its
+    /// edits fit only the content they were made for. Content that is not UTF-8 is shown as
     /// `Binary files … differ`.
     ///
     /// ```
@@ -40,16 +42,25 @@ impl ChangeSet {
                 Op::Modify { file, content } => {
                     let path = self.ws.display(&file.entry.target);
                     let _ = writeln!(out, "diff --git a/{path} b/{path}");
-                    if let Some(old) =
+                    let Some((old, as_recorded)) =
                         self.read_original(&mut out, &path, &file.entry.target, file.expect)
-                    {
-                        text_diff(
-                            &mut out,
-                            &old,
-                            content,
-                            &format!("a/{path}"),
-                            &format!("b/{path}"),
-                        );
+                    else {
+                        continue;
+                    };
+                    let (a, b) = (format!("a/{path}"), format!("b/{path}"));
+                    match content {
+                        NewContent::Bytes(new) => text_diff(&mut out, &old, new, &a, &b),
+                        // Edits fit only the content they were made for.
+                        NewContent::Splices(_) if !as_recorded => {}
+                        NewContent::Splices(splices) => match splices.apply(&old) {
+                            Ok(new) => text_diff(&mut out, &old, &new, &a, &b),
+                            Err(problem) => {
+                                let _ = writeln!(
+                                    out,
+                                    "# note: the edits of `{path}` cannot be spliced in: {problem}; apply will refuse them"
+                                );
+                            }
+                        },
                     }
                 }
                 Op::Create { file, content } => {
@@ -60,7 +71,7 @@ impl ChangeSet {
                 Op::Delete { file } => {
                     let path = self.ws.display(&file.entry.named);
                     let _ = writeln!(out, "diff --git a/{path} b/{path}\ndeleted file");
-                    if let Some(old) =
+                    if let Some((old, _)) =
                         self.read_original(&mut out, &path, &file.entry.target, file.expect)
                     {
                         text_diff(&mut out, &old, b"", &format!("a/{path}"), "/dev/null");
@@ -81,24 +92,25 @@ impl ChangeSet {
         out
     }
 
-    /// Reads a file's current content for the diff, noting in `out` when it is unreadable or
-    /// no longer what was recorded.
+    /// Reads a file's current content for the diff, and whether it is still what was
+    /// recorded, noting in `out` when it is unreadable or no longer what was recorded.
     fn read_original(
         &self,
         out: &mut String,
         shown: &str,
         path: &Path,
         expect: Fingerprint,
-    ) -> Option<Vec<u8>> {
+    ) -> Option<(Vec<u8>, bool)> {
         match std::fs::read(path) {
             Ok(old) => {
-                if Fingerprint::of(&old) != expect {
+                let as_recorded = Fingerprint::of(&old) == expect;
+                if !as_recorded {
                     let _ = writeln!(
                         out,
                         "# note: `{shown}` changed on disk since it was recorded; apply will refuse it"
                     );
                 }
-                Some(old)
+                Some((old, as_recorded))
             }
             Err(e) => {
                 let _ = writeln!(out, "# note: cannot read `{shown}`: {e}");

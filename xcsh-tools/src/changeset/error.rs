@@ -88,6 +88,18 @@ pub enum ChangeSetError {
         /// Where it leads, root-relative.
         target: String,
     },
+    /// The edits given to [`modify_splicing`](super::ChangeSet::modify_splicing) are out of
+    /// order, overlap, or reach past the end of the file as it was read.
+    #[error(
+        "cannot modify `{path}` by splicing: {problem}; give the edits as byte ranges of the file \
+         as it was read, sorted by position and not overlapping"
+    )]
+    InvalidSplice {
+        /// The file, root-relative.
+        path: String,
+        /// Which edit is wrong, and how ("edits[1] (bytes 3..5) overlaps edits[0] (bytes 2..4)").
+        problem: String,
+    },
     /// The file could not be read to record its fingerprint.
     #[error("cannot read `{path}` to record what it holds: {source}; check its permissions")]
     Read {
@@ -154,6 +166,10 @@ impl fmt::Display for StaleFile {
         write!(f, "`{}` ({})", self.path, self.reason)
     }
 }
+
+/// A stale file is also what reading a plan's file again reports
+/// ([`FileEdit::read_original`](crate::engine::FileEdit::read_original)).
+impl std::error::Error for StaleFile {}
 
 /// A file that a failed rollback left in a state a person must fix.
 #[derive(Clone, Debug, PartialEq, Eq)]

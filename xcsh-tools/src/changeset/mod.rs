@@ -2,13 +2,16 @@
 //!
 //! A [`ChangeSet`] collects modifications, creations, deletions and renames of files under a
 //! [`Workspace`], remembering for every existing file it touches only a [`Fingerprint`] of
-//! what it held (never the old content: a preview over thousands of files stays lean).
+//! what it held (never the old content: a preview over thousands of files stays lean). A
+//! modification given as edits ([`ChangeSet::modify_splicing`] with [`Splice`]s) does not hold
+//! the new content either: it is made at apply time from the file as read then.
 //! [`ChangeSet::apply`] then writes them all or none:
 //!
-//! * **Stale-safe.** Before writing anything, every file is checked against its fingerprint,
-//!   and every path that must be absent is checked to be absent. If anything changed since
-//!   the change set was built, nothing is written and the error names every stale file and
-//!   why.
+//! * **Stale-safe.** Before anything visible changes, every file is checked against its
+//!   fingerprint, and every path that must be absent is checked to be absent. If anything
+//!   changed since the change set was built, nothing is written and the error names every
+//!   stale file and why. (A spliced file's content is checked as it is read to splice it, so
+//!   that it is read once; a stale one found then removes the temporary files already made.)
 //! * **All or nothing.** New contents go to temporary files next to their targets (fsynced,
 //!   with the original's permissions), then replace the targets by `rename`, with every
 //!   original kept reachable as a backup until the end. If any step fails, every step done so
@@ -56,6 +59,7 @@ mod diff;
 mod error;
 mod fault;
 mod fingerprint;
+mod splice;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -68,13 +72,16 @@ pub use error::{ApplyError, Attention, ChangeSetError, StaleFile, StaleReason};
 #[doc(hidden)]
 pub use fault::FaultPlan;
 pub use fingerprint::Fingerprint;
+pub use splice::Splice;
 
 use crate::workspace::{Entry, Workspace};
+use splice::Splices;
 
 /// A set of file operations under one workspace, applied all together or not at all.
 ///
 /// Build it with [`modify`](Self::modify), [`modify_expecting`](Self::modify_expecting),
-/// [`create`](Self::create), [`delete`](Self::delete) and [`rename`](Self::rename); show it
+/// [`modify_splicing`](Self::modify_splicing), [`create`](Self::create),
+/// [`delete`](Self::delete) and [`rename`](Self::rename); show it
 /// with [`diff`](Self::diff); run it with [`apply`](Self::apply). Each file may be touched by
 /// one operation only. See the [module documentation](self) for the guarantees.
 ///
@@ -107,6 +114,24 @@ pub struct ChangeSet {
 /// New content, shared so that cloning a change set does not copy it.
 type Content = Arc<Vec<u8>>;
 
+/// What a modified file will hold: the bytes themselves, or edits spliced at apply time into
+/// the file as it is read then (and checked against its fingerprint).
+#[derive(Clone)]
+pub(crate) enum NewContent {
+    Bytes(Content),
+    Splices(Arc<Splices>),
+}
+
+impl NewContent {
+    /// Length of the new content.
+    pub(crate) fn len(&self) -> u64 {
+        match self {
+            NewContent::Bytes(bytes) => bytes.len() as u64,
+            NewContent::Splices(splices) => splices.new_len(),
+        }
+    }
+}
+
 /// An existing file an operation depends on.
 #[derive(Clone, Debug)]
 pub(crate) struct Tracked {
@@ -125,7 +150,7 @@ pub(crate) struct Absent {
 
 #[derive(Clone)]
 pub(crate) enum Op {
-    Modify { file: Tracked, content: Content },
+    Modify { file: Tracked, content: NewContent },
     Create { file: Absent, content: Content },
     Delete { file: Tracked },
     Rename { from: Tracked, to: Absent },
@@ -226,7 +251,7 @@ impl ChangeSet {
             entry,
             expect,
         };
-        let content = Arc::new(content.into());
+        let content = NewContent::Bytes(Arc::new(content.into()));
         self.push(Op::Modify { file, content })
     }
 
@@ -261,7 +286,79 @@ impl ChangeSet {
             entry,
             expect: expected,
         };
-        let content = Arc::new(content.into());
+        let content = NewContent::Bytes(Arc::new(content.into()));
+        self.push(Op::Modify { file, content })
+    }
+
+    /// Like [`modify_expecting`](Self::modify_expecting), with the change given as edits
+    /// rather than as the whole new content: each [`Splice`] replaces a byte range of the file
+    /// as it was read (whose fingerprint is `expected`) with new text. The change set keeps
+    /// only the edits; the new content is made at apply time from the file as apply reads it
+    /// (one read, which is also the stale check) and exists for as long as it takes to write
+    /// it. This is how a preview over thousands of files stays small: it holds neither the
+    /// originals nor the results.
+    ///
+    /// The edits must be sorted by position and must not overlap (insertions at one offset
+    /// are kept in the order given, and an insertion may directly follow a replacement that
+    /// ends there), and each range must lie within `expected.len()` bytes: otherwise
+    /// [`ChangeSetError::InvalidSplice`] names the first offending edit, and nothing is added.
+    /// The file must be UTF-8 text and the ranges must fall on its character boundaries;
+    /// that can only be seen with the content in hand, so apply (and [`diff`](Self::diff))
+    /// check it, and apply refuses, writing nothing, if it does not hold. Everything else is as
+    /// for [`modify`](Self::modify): apply refuses if the file no longer matches `expected`,
+    /// and writes atomically, all or nothing with the other operations.
+    ///
+    /// ```
+    /// use xcsh_tools::changeset::{ChangeSet, Fingerprint, Splice};
+    /// # use xcsh_tools::workspace::Workspace;
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.rs"), "fn f() { x.unwrap() }\n")?;
+    ///
+    /// let seen = std::fs::read_to_string(dir.path().join("a.rs"))?; // what the preview read
+    /// let at = seen.find("x.unwrap()").unwrap();
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify_splicing(
+    ///     "a.rs",
+    ///     Fingerprint::of(&seen),
+    ///     [Splice::new(0..0, "pub "), Splice::new(at..at + 10, "x?")],
+    /// )?;
+    /// drop(seen); // the change set does not need it
+    ///
+    /// assert!(cs.diff().contains("-fn f() { x.unwrap() }\n+pub fn f() { x? }\n"));
+    /// cs.apply()?;
+    /// assert_eq!(std::fs::read_to_string(dir.path().join("a.rs"))?, "pub fn f() { x? }\n");
+    ///
+    /// // Edits out of order are refused when added.
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// let err = cs
+    ///     .modify_splicing("a.rs", Fingerprint::of_file(dir.path().join("a.rs"))?, [
+    ///         Splice::new(4..5, "g"),
+    ///         Splice::new(0..3, ""),
+    ///     ])
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("edits[1] (bytes 0..3) comes before edits[0] (bytes 4..5)"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn modify_splicing(
+        &mut self,
+        path: impl AsRef<Path>,
+        expected: Fingerprint,
+        edits: impl IntoIterator<Item = Splice>,
+    ) -> Result<&mut Self, ChangeSetError> {
+        let (user, entry) = self.existing_file("modify", path.as_ref(), true)?;
+        let splices =
+            Splices::new(edits.into_iter().collect(), expected.len()).map_err(|problem| {
+                ChangeSetError::InvalidSplice {
+                    path: self.ws.display(&entry.named),
+                    problem,
+                }
+            })?;
+        let file = Tracked {
+            user,
+            entry,
+            expect: expected,
+        };
+        let content = NewContent::Splices(Arc::new(splices));
         self.push(Op::Modify { file, content })
     }
 

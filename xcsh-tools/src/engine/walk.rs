@@ -457,21 +457,7 @@ impl Shared<'_> {
 /// a regular file) in its place: between the walker's look and this read, the file may have
 /// been swapped for a link leading out of the workspace root, whose target must not be read.
 fn read_file_no_follow(path: &Path) -> std::io::Result<Vec<u8>> {
-    #[cfg(unix)]
-    let mut file = {
-        use rustix::fs::{Mode, OFlags};
-        // NONBLOCK: a FIFO swapped in must not hang the open; it is refused just below.
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        std::fs::File::from(rustix::fs::open(path, flags, Mode::empty())?)
-    };
-    #[cfg(not(unix))]
-    let mut file = std::fs::File::open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file any more"));
-    }
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut bytes)?;
-    Ok(bytes)
+    crate::workspace::read_no_follow(path, None).map(|(bytes, _)| bytes)
 }
 
 fn err_path(err: &ignore::Error) -> Option<&Path> {

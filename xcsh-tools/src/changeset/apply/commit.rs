@@ -8,13 +8,15 @@ use std::path::Path;
 use super::artifacts::with_unique_name;
 use super::atomic_fs::{rename_noreplace, sync_dir};
 use super::journal::Stop;
-use super::stale::Snap;
+use super::stale::{Snap, read_for_splicing};
 use super::{ApplyReport, Run, parent_of};
-use crate::changeset::{ApplyError, Op};
+use crate::changeset::{ApplyError, NewContent, Op, StaleFile, StaleReason};
 use crate::workspace::BACKUP_MARKER;
 
 impl Run<'_> {
-    pub(super) fn forward(&mut self, snaps: &[Option<Snap>]) -> Result<(), Stop> {
+    /// `snaps` holds what the first look saw; a file modified by splicing has none until it
+    /// is read here.
+    pub(super) fn forward(&mut self, mut snaps: Vec<Option<Snap>>) -> Result<(), Stop> {
         let cs = self.cs;
         // Prepare: nothing visible changes yet.
         for (i, op) in cs.ops.iter().enumerate() {
@@ -25,7 +27,27 @@ impl Run<'_> {
                         .map_err(|e| self.fail("read the permissions of", target, e))?
                         .permissions();
                     let dir = parent_of(target);
-                    self.write_temp(i, target, &dir, content, Some(perms))?;
+                    match content {
+                        NewContent::Bytes(bytes) => {
+                            self.write_temp(i, target, &dir, bytes, Some(perms))?;
+                        }
+                        NewContent::Splices(splices) => {
+                            // One read: the content check and the original to splice into.
+                            let (original, snap) = match read_for_splicing(file) {
+                                Ok(read) => read,
+                                Err(reason) => {
+                                    return Err(self.stale_at(&file.entry.named, reason, &snaps));
+                                }
+                            };
+                            snaps[i] = Some(snap);
+                            let spliced = splices.apply(&original).map_err(|problem| {
+                                let e = io::Error::new(io::ErrorKind::InvalidData, problem);
+                                self.fail("splice the edits into", target, e)
+                            })?;
+                            drop(original);
+                            self.write_temp(i, target, &dir, &spliced, Some(perms))?;
+                        }
+                    }
                 }
                 Op::Create { file, content } => {
                     let dir = self.prepare_parent(i, &file.entry.named)?;
@@ -38,7 +60,7 @@ impl Run<'_> {
             }
         }
         // A second, cheap look: the prepare phase may have taken a while.
-        cs.check_all(Some(snaps)).map_err(Stop::Stale)?;
+        cs.check_all(Some(&snaps), false).map_err(Stop::Stale)?;
 
         // Commit: each operation becomes visible in one atomic rename. New files in new
         // directories land in their stage first, the stages then appear whole, and renames
@@ -109,6 +131,19 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// The file `named`, read for splicing, is stale: look at every file again so the error
+    /// names all the stale ones, as the first look would have.
+    fn stale_at(&self, named: &Path, reason: StaleReason, snaps: &[Option<Snap>]) -> Stop {
+        let stale = self.cs.check_all(Some(snaps), false).err();
+        Stop::Stale(stale.unwrap_or_else(|| {
+            // It changed back meanwhile; what was read is what counts.
+            vec![StaleFile {
+                path: self.cs.ws.display(named),
+                reason,
+            }]
+        }))
+    }
+
     fn sync_later(&mut self, path: &Path) {
         if let Some(parent) = path.parent() {
             self.dirs_to_sync.insert(parent.to_path_buf());
@@ -122,7 +157,7 @@ impl Run<'_> {
             match op {
                 Op::Modify { content, .. } => {
                     report.modified += 1;
-                    report.bytes_written += content.len() as u64;
+                    report.bytes_written += content.len();
                 }
                 Op::Create { content, .. } => {
                     report.created += 1;

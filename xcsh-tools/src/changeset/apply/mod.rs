@@ -108,7 +108,11 @@ impl ChangeSet {
     ///    regular file reached the same way), every create or rename target that it is still
     ///    absent. If any is stale, nothing is written and [`ApplyError::Stale`] names each.
     /// 2. New contents are written to temporary files beside their targets, fsynced, with the
-    ///    originals' permissions; missing directories are created.
+    ///    originals' permissions; missing directories are created. A file modified by
+    ///    [splicing](Self::modify_splicing) is read now, once: checked against its fingerprint
+    ///    (stale: as in 1, after removing the temporary files made so far), and its edits
+    ///    spliced into it (not UTF-8, or a range splitting a character: [`ApplyError::Failed`],
+    ///    nothing changed). One file's original and new content are in memory at a time.
     /// 3. Each original is kept as a backup (hard link, or a copy where links fail) and the
     ///    temporary file renamed over it; deletions move the file to a backup; renames never
     ///    overwrite. The directories are fsynced.
@@ -158,7 +162,7 @@ impl ChangeSet {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let snaps = self
-            .check_all(None)
+            .check_all(None, true)
             .map_err(|files| ApplyError::Stale { files })?;
         let mut run = Run {
             cs: self,
@@ -169,7 +173,7 @@ impl ChangeSet {
             dirs_to_sync: BTreeSet::new(),
             leftovers: Vec::new(),
         };
-        let outcome = run.forward(&snaps);
+        let outcome = run.forward(snaps);
         match outcome {
             Ok(()) => run.finish(),
             Err(Stop::Crash(step)) => Err(ApplyError::SimulatedCrash { step }),

@@ -6,18 +6,27 @@ use std::io;
 use std::path::Path;
 use std::time::SystemTime;
 
-use crate::changeset::{Absent, ChangeSet, Fingerprint, Op, StaleFile, StaleReason, Tracked};
-use crate::workspace::Workspace;
+use crate::changeset::{
+    Absent, ChangeSet, Fingerprint, NewContent, Op, StaleFile, StaleReason, Tracked,
+};
+use crate::workspace::{Workspace, read_no_follow};
 
 impl ChangeSet {
     /// Checks every operation against the disk. With `known`, a tracked file whose metadata
-    /// is unchanged since that snapshot is not hashed again.
+    /// is unchanged since its snapshot there is not hashed again.
+    ///
+    /// With `defer_splices`, a file modified by splicing is checked in everything but its
+    /// content, and gets no snapshot: its content is checked as it is read for splicing (see
+    /// [`read_for_splicing`]), so that it is read once. If anything is stale, the deferred
+    /// contents are checked after all, so that the error names every stale file.
     pub(super) fn check_all(
         &self,
         known: Option<&[Option<Snap>]>,
+        defer_splices: bool,
     ) -> Result<Vec<Option<Snap>>, Vec<StaleFile>> {
         let mut snaps = Vec::with_capacity(self.ops.len());
         let mut stale = Vec::new();
+        let mut deferred = false;
         for (i, op) in self.ops.iter().enumerate() {
             let known = known.and_then(|k| k.get(i)).and_then(Option::as_ref);
             let mut note = |path: &Path, reason| {
@@ -27,8 +36,18 @@ impl ChangeSet {
                 })
             };
             let snap = match op {
+                Op::Modify {
+                    file,
+                    content: NewContent::Splices(_),
+                } if defer_splices => {
+                    deferred = true;
+                    if let Err(r) = check_tracked(&self.ws, file, Look::AllButContent) {
+                        note(&file.entry.named, r);
+                    }
+                    None
+                }
                 Op::Modify { file, .. } | Op::Delete { file } => {
-                    check_tracked(&self.ws, file, known)
+                    check_tracked(&self.ws, file, Look::Content { known })
                         .map_err(|r| note(&file.entry.named, r))
                         .ok()
                 }
@@ -39,7 +58,7 @@ impl ChangeSet {
                     None
                 }
                 Op::Rename { from, to } => {
-                    let snap = check_tracked(&self.ws, from, known)
+                    let snap = check_tracked(&self.ws, from, Look::Content { known })
                         .map_err(|r| note(&from.entry.named, r))
                         .ok();
                     if let Err(r) = check_absent(&self.ws, to) {
@@ -52,9 +71,41 @@ impl ChangeSet {
         }
         if stale.is_empty() {
             Ok(snaps)
+        } else if deferred {
+            // Rare: name the stale files among the deferred ones too.
+            Err(self.check_all(known, false).err().unwrap_or(stale))
         } else {
             Err(stale)
         }
+    }
+}
+
+/// Reads the file a splicing modification edits, for the edits to be spliced in: its content
+/// if it is still what was fingerprinted, and a snapshot of its metadata taken as it was
+/// opened. This read is the content check of a file [`ChangeSet::check_all`] deferred.
+pub(super) fn read_for_splicing(t: &Tracked) -> Result<(Vec<u8>, Snap), StaleReason> {
+    // The target was resolved (and the name checked) by the first look; it is the file
+    // itself, so a link standing there now is a change, not something to follow.
+    let (bytes, meta) = match read_no_follow(&t.entry.target, Some(t.expect.len())) {
+        Ok(read) => read,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(StaleReason::Deleted),
+        Err(_) => return Err(reason_from_metadata(&t.entry.target)),
+    };
+    if Fingerprint::of(&bytes) != t.expect {
+        return Err(StaleReason::Modified);
+    }
+    Ok((bytes, Snap::of(&meta)))
+}
+
+/// Why a file that could not be opened as a regular file is stale.
+fn reason_from_metadata(path: &Path) -> StaleReason {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => StaleReason::BecameSymlink,
+        Ok(m) if m.is_dir() => StaleReason::ReplacedByDirectory,
+        Ok(m) if !m.is_file() => StaleReason::NotARegularFile,
+        Ok(_) => StaleReason::Unresolvable("cannot read it".to_owned()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => StaleReason::Deleted,
+        Err(e) => StaleReason::Unresolvable(format!("cannot read it: {e}")),
     }
 }
 
@@ -81,8 +132,17 @@ impl Snap {
     }
 }
 
+/// How far [`check_tracked`] looks.
+#[derive(Clone, Copy)]
+enum Look<'a> {
+    /// Everything, content included, unless the metadata is still `known`.
+    Content { known: Option<&'a Snap> },
+    /// Everything but the content (which is checked later, as the file is read).
+    AllButContent,
+}
+
 /// Is `t` still the file that was fingerprinted, reached the same way?
-fn check_tracked(ws: &Workspace, t: &Tracked, known: Option<&Snap>) -> Result<Snap, StaleReason> {
+fn check_tracked(ws: &Workspace, t: &Tracked, look: Look<'_>) -> Result<Snap, StaleReason> {
     // The name itself first: a file replaced by a link (even one leading out) is "became a
     // symbolic link", whatever resolving it would say.
     match fs::symlink_metadata(&t.entry.named) {
@@ -123,6 +183,10 @@ fn check_tracked(ws: &Workspace, t: &Tracked, known: Option<&Snap>) -> Result<Sn
     if meta.len() != t.expect.len() {
         return Err(StaleReason::Modified);
     }
+    let known = match look {
+        Look::AllButContent => return Ok(snap),
+        Look::Content { known } => known,
+    };
     if known == Some(&snap) {
         return Ok(snap);
     }
