@@ -92,7 +92,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         }
     }
 
-    apply(ws, &plan)?;
+    apply(ws, plan)?;
     let mut stdout = anstream::stdout().lock();
     style::line(&mut stdout, style::OK, &format!("Applied {what}.")).map_err(write_failed)?;
     Ok(ExitCode::SUCCESS)
@@ -188,10 +188,20 @@ fn extend_unique(list: &mut Vec<String>, more: Vec<String>) {
     }
 }
 
-/// The diffs, the per-file counts, the summary and the notes.
+/// The diffs, the per-file counts, the summary and the notes. Each diff is made from its file
+/// read again now, one file at a time; a file changed since it was planned is named instead.
 fn show(out: &mut impl Write, plan: &EditPlan) -> std::io::Result<()> {
     for file in &plan.files {
-        style::diff(out, &engine::preview::unified_diff(file))?;
+        match engine::preview::try_unified_diff(file) {
+            Ok(diff) => style::diff(out, &diff)?,
+            Err(stale) => style::line(
+                out,
+                style::WARN,
+                &format!(
+                    "{stale} is no longer what this preview read, so its diff cannot be shown and applying will be refused; run the command again"
+                ),
+            )?,
+        }
     }
     writeln!(out)?;
     for file in &plan.files {
@@ -238,12 +248,13 @@ fn confirm(question: &str) -> Result<bool, Failure> {
     ))
 }
 
-/// Writes exactly the previewed contents, all or nothing, refusing files changed since.
-fn apply(ws: Workspace, plan: &EditPlan) -> Result<(), Failure> {
+/// Writes exactly the previewed contents, all or nothing, refusing files changed since: the
+/// change set holds each file's edits and splices them into the file as it reads it then.
+fn apply(ws: Workspace, plan: EditPlan) -> Result<(), Failure> {
     let mut changes = ChangeSet::new(ws);
-    for file in &plan.files {
+    for file in plan.files {
         changes
-            .modify_expecting(&file.path, file.fingerprint, file.new_contents.as_bytes())
+            .modify_splicing(&file.path, file.fingerprint, file.splices())
             .map_err(|e| Failure(format!("cannot stage the edit of `{}`: {e}", file.display)))?;
     }
     changes.apply().map_err(|e| Failure(e.to_string()))?;

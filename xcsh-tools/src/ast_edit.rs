@@ -153,17 +153,20 @@ impl AstEdit {
             return Ok(AgentToolResult::text(text).with_details(details));
         }
 
+        let (replacements, files) = (plan.totals.replacements, plan.files.len());
+        // The change set takes each file's edits (not its contents): apply splices them into
+        // the file as it reads it then, refusing it if it is no longer what was previewed.
         let mut changes = ChangeSet::new(ws);
-        for file in &plan.files {
+        for file in plan.files {
             changes
-                .modify_expecting(&file.path, file.fingerprint, file.new_contents.as_bytes())
+                .modify_splicing(&file.path, file.fingerprint, file.splices())
                 .map_err(|e| {
                     ToolError::new(format!("cannot stage the edit of `{}`: {e}", file.display))
                 })?;
         }
         let action = AstEditAction {
-            replacements: plan.totals.replacements,
-            files: plan.files.len(),
+            replacements,
+            files,
             changes,
             details: details.clone(),
         };

@@ -181,7 +181,9 @@ fn an_explicit_file_without_a_known_extension_needs_lang() {
         &Control::default(),
     )
     .expect("plan");
-    assert_eq!(plan.files[0].new_contents, "log(1)\n");
+    let file = &plan.files[0];
+    let original = file.read_original().expect("unchanged");
+    assert_eq!(file.new_contents(&original).expect("same"), "log(1)\n");
 }
 
 #[test]
@@ -374,8 +376,9 @@ fn several_ops_run_on_the_original_tree_and_merge_in_order() {
     )
     .expect("plan");
     let file = &plan.files[0];
+    assert_eq!(file.read_original().expect("unchanged"), src);
     assert_eq!(
-        file.new_contents,
+        file.new_contents(src).expect("the original"),
         "fn f() {\n    let a = x?;\n    let b = Rc::new(a);\n    y?\n}\n"
     );
     let summary: Vec<_> = file
@@ -391,7 +394,6 @@ fn several_ops_run_on_the_original_tree_and_merge_in_order() {
             (0, 4, 5, "y.unwrap()", "y?"),
         ]
     );
-    assert_eq!(file.original(), src);
     assert_eq!(
         file.fingerprint,
         xcsh_tools::changeset::Fingerprint::of(src)
@@ -407,7 +409,12 @@ fn files_with_syntax_errors_are_rewritten_and_listed() {
     let plan = plan(&ws, &edit(&[("foo($A)", "bar($A)")], None)).expect("plan");
     assert_eq!(plan.parse_errors, ["bad.js"]);
     assert_eq!(plan.totals.files_changed, 2);
-    assert!(plan.files[0].new_contents.starts_with("bar(1);"));
+    assert!(
+        plan.files[0]
+            .new_contents("foo(1);\nlet x = (;\n")
+            .expect("the original")
+            .starts_with("bar(1);")
+    );
 }
 
 #[test]
@@ -466,7 +473,8 @@ fn the_limit_keeps_the_first_replacements_in_path_order() {
                     (
                         f.display.clone(),
                         f.replacements.len(),
-                        f.new_contents.clone(),
+                        f.new_contents(&f.read_original().expect("unchanged"))
+                            .expect("the original"),
                     )
                 })
                 .collect();
@@ -724,13 +732,66 @@ fn previews_are_unified_diffs_with_details() {
 }
 
 #[test]
+fn a_file_changed_before_its_diff_is_rendered_is_named_instead() {
+    let (dir, ws) = workspace(&[("a.py", b"print(1)\n"), ("b.py", b"print(2)\n")]);
+    let plan = plan(&ws, &edit(&[("print($A)", "log($A)")], None)).expect("plan");
+    let rendered_before = xcsh_tools::render_preview(&plan, 10_000);
+    assert!(
+        rendered_before.contains(
+            "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-print(1)\n+log(1)\n\
+             --- a/b.py\n+++ b/b.py\n@@ -1 +1 @@\n-print(2)\n+log(2)\n"
+        ),
+        "{rendered_before}"
+    );
+
+    // Same length: only the fingerprint tells.
+    std::fs::write(dir.path().join("a.py"), "print(3)\n").expect("write");
+    let (a, b) = (&plan.files[0], &plan.files[1]);
+    let stale = engine::preview::try_unified_diff(a).expect_err("stale");
+    assert_eq!(stale.to_string(), "`a.py` (modified since it was read)");
+    let note = "--- a/a.py\n+++ b/a.py\n# note: `a.py` (modified since it was read) is no longer \
+                what this preview read, so its diff cannot be shown and apply will refuse it; \
+                preview again\n";
+    assert_eq!(engine::preview::unified_diff(a), note);
+    assert_eq!(
+        engine::preview::unified_diff(b),
+        "--- a/b.py\n+++ b/b.py\n@@ -1 +1 @@\n-print(2)\n+log(2)\n"
+    );
+    // The tool's preview: the changed file's part says so, everything else is as before.
+    let rendered = xcsh_tools::render_preview(&plan, 10_000);
+    assert_eq!(
+        rendered,
+        rendered_before.replace(
+            "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-print(1)\n+log(1)\n",
+            note
+        )
+    );
+
+    std::fs::remove_file(dir.path().join("a.py")).expect("rm");
+    let stale = engine::preview::try_unified_diff(a).expect_err("stale");
+    assert_eq!(stale.to_string(), "`a.py` (deleted)");
+    #[cfg(unix)]
+    {
+        // A link in its place is not followed, even to identical content.
+        std::fs::write(dir.path().join("c.py"), "print(1)\n").expect("write");
+        std::os::unix::fs::symlink("c.py", dir.path().join("a.py")).expect("symlink");
+        let stale = engine::preview::try_unified_diff(a).expect_err("stale");
+        assert_eq!(stale.to_string(), "`a.py` (became a symbolic link)");
+    }
+    // Restored as it was, it renders as it did.
+    std::fs::remove_file(dir.path().join("a.py")).expect("rm");
+    std::fs::write(dir.path().join("a.py"), "print(1)\n").expect("write");
+    assert_eq!(xcsh_tools::render_preview(&plan, 10_000), rendered_before);
+}
+
+#[test]
 fn plans_feed_a_change_set() {
     let (dir, ws) = workspace(&[("a.go", b"package a\n\nfunc f() { g(1) }\n")]);
     let plan = plan(&ws, &edit(&[("g($A)", "h($A)")], Some(Lang::Go))).expect("plan");
     let mut changes = xcsh_tools::changeset::ChangeSet::new(ws);
     for file in &plan.files {
         changes
-            .modify_expecting(&file.path, file.fingerprint, file.new_contents.clone())
+            .modify_splicing(&file.path, file.fingerprint, file.splices())
             .expect("queue");
     }
     changes.apply().expect("apply");

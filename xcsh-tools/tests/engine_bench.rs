@@ -48,7 +48,7 @@ fn time_a_preview() {
         let mut changes = xcsh_tools::changeset::ChangeSet::new(ws.clone());
         for file in &plan.files {
             changes
-                .modify_expecting(&file.path, file.fingerprint, file.new_contents.clone())
+                .modify_splicing(&file.path, file.fingerprint, file.splices())
                 .expect("queue");
         }
         changes.apply().expect("apply");
@@ -56,7 +56,14 @@ fn time_a_preview() {
     let kept: usize = plan
         .files
         .iter()
-        .map(|f| f.new_contents.len() + f.replacements.len() * 64)
+        .map(|f| {
+            let texts: usize = f
+                .replacements
+                .iter()
+                .map(|r| f.before(r).len() + f.after(r).len())
+                .sum();
+            texts + f.replacements.len() * std::mem::size_of::<engine::Replacement>()
+        })
         .sum();
     eprintln!(
         "{pat}: plan {:.3}s, with diffs {:.3}s | scanned {} parsed {} changed {} replacements {} identical {} parse_errors {} | kept ~{} KiB, diffs {} KiB",

@@ -214,7 +214,7 @@ fn run_engine(case: &Case, dir: &Path) -> engine::EditPlan {
     let mut changes = ChangeSet::new(ws);
     for file in &plan.files {
         changes
-            .modify_expecting(&file.path, file.fingerprint, file.new_contents.clone())
+            .modify_splicing(&file.path, file.fingerprint, file.splices())
             .expect("queue modification");
     }
     if !changes.is_empty() {

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::workspace::PathError;
 
@@ -134,6 +134,23 @@ pub enum StaleReason {
     /// The path cannot be resolved any more (it now leads outside the root, say); the text
     /// says why.
     Unresolvable(String),
+}
+
+impl StaleReason {
+    /// Why the file at `path` is stale, given that opening it as a regular file (not
+    /// following a link in its place) failed with `error`.
+    pub(crate) fn unreadable(path: &Path, error: &io::Error) -> Self {
+        if error.kind() == io::ErrorKind::NotFound {
+            return Self::Deleted;
+        }
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => Self::BecameSymlink,
+            Ok(m) if m.is_dir() => Self::ReplacedByDirectory,
+            Ok(m) if !m.is_file() => Self::NotARegularFile,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Self::Deleted,
+            _ => Self::Unresolvable(format!("cannot read it: {error}")),
+        }
+    }
 }
 
 impl fmt::Display for StaleReason {

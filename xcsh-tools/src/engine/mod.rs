@@ -3,9 +3,9 @@
 //! The `ast_edit` and `ast_grep` tools are thin layers over two calls:
 //!
 //! * [`plan_edits`] walks the scope, rewrites every match of every [`Op`] and returns an
-//!   [`EditPlan`]: per changed file its new contents, the [`Fingerprint`] of what was read
-//!   and the list of [`Replacement`]s — what a `ChangeSet` needs to apply it, and what
-//!   [`preview`] needs to show it.
+//!   [`EditPlan`]: per changed file the [`Fingerprint`] of what was read and the list of
+//!   [`Replacement`]s (not the file's contents) — what a `ChangeSet` needs to apply it
+//!   ([`FileEdit::splices`]), and what [`preview`] needs to show it, reading each file again.
 //! * [`search`] returns the matches of one or more patterns with their metavariable captures.
 //!
 //! Both read files only (nothing here writes), print nothing and keep no global state. Work is
@@ -28,7 +28,8 @@
 //! };
 //! let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())?;
 //! assert_eq!(plan.totals.replacements, 1);
-//! assert_eq!(plan.files[0].new_contents, "fn main() { let v = f()?; }\n");
+//! let file = &plan.files[0];
+//! assert_eq!(file.new_contents(&file.read_original()?)?, "fn main() { let v = f()?; }\n");
 //! assert!(engine::preview::unified_diff(&plan.files[0]).contains("+fn main() { let v = f()?; }"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

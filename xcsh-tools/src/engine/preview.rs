@@ -1,16 +1,24 @@
 //! Showing a plan: unified diffs for people and models, a serialisable summary for interfaces.
 //!
-//! Everything here is computed from an [`EditPlan`] alone, in path order, so the same plan
-//! always renders the same way. A file's original is rebuilt from its new contents and the
-//! replaced text for the time it takes to diff it.
+//! A plan keeps no file contents, so a diff reads its file's original again, checks it against
+//! the plan's fingerprint and splices the replacements in, for the time it takes to diff it:
+//! one file at a time, however large the plan. A file that changed on disk since it was
+//! planned cannot be shown (its replacements fit only what was read); its part of the preview
+//! says so instead, as apply will refuse it. Everything else comes from the plan alone, in
+//! path order, so the same plan over the same files always renders the same way.
+
+use std::fmt::Write as _;
 
 use serde::Serialize;
 use similar::TextDiff;
 
 use super::pattern::shorten;
 use super::{EditPlan, EditTotals, FileEdit, LimitReport, Skipped};
+use crate::changeset::StaleFile;
 
-/// The unified diff of one file (`a/` and `b/` headers, 3 lines of context).
+/// The unified diff of one file (`a/` and `b/` headers, 3 lines of context), from its
+/// original read again now; if the file is no longer what the plan read, the headers and a
+/// `# note:` line saying so, in place of the hunks (see [`try_unified_diff`]).
 ///
 /// ```
 /// # use xcsh_tools::engine::{self, Control, EditRequest, Lang, Op, Scope};
@@ -24,18 +32,61 @@ use super::{EditPlan, EditTotals, FileEdit, LimitReport, Skipped};
 ///     engine::preview::unified_diff(&plan.files[0]),
 ///     "--- a/a.js\n+++ b/a.js\n@@ -1 +1 @@\n-console.log(x);\n+logger.info(x);\n"
 /// );
+///
+/// std::fs::write(dir.path().join("a.js"), "console.log(y);\n")?; // edited meanwhile
+/// assert_eq!(
+///     engine::preview::unified_diff(&plan.files[0]),
+///     "--- a/a.js\n+++ b/a.js\n# note: `a.js` (modified since it was read) is no longer what \
+///      this preview read, so its diff cannot be shown and apply will refuse it; preview again\n"
+/// );
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn unified_diff(file: &FileEdit) -> String {
-    let original = file.original();
-    let diff = TextDiff::from_lines(original.as_str(), file.new_contents.as_str());
-    diff.unified_diff()
+    try_unified_diff(file).unwrap_or_else(|stale| {
+        let mut out = headers(file);
+        let _ = writeln!(
+            out,
+            "# note: {stale} is no longer what this preview read, so its diff cannot be shown \
+             and apply will refuse it; preview again"
+        );
+        out
+    })
+}
+
+/// The unified diff of one file, from its original read again now, or why it cannot be made:
+/// the file is no longer what the plan read (changed, deleted, unreadable).
+///
+/// ```
+/// # use xcsh_tools::engine::{self, Control, EditRequest, Lang, Op, Scope};
+/// # use xcsh_tools::workspace::Workspace;
+/// # let dir = tempfile::tempdir()?;
+/// # std::fs::write(dir.path().join("a.js"), "console.log(x);\n")?;
+/// # let ws = Workspace::new(dir.path())?;
+/// # let request = EditRequest { ops: vec![Op::new("console.log($A)", "logger.info($A)")], ..Default::default() };
+/// let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())?;
+/// assert!(engine::preview::try_unified_diff(&plan.files[0])?.ends_with("+logger.info(x);\n"));
+/// std::fs::remove_file(dir.path().join("a.js"))?;
+/// let stale = engine::preview::try_unified_diff(&plan.files[0]).unwrap_err();
+/// assert_eq!(stale.to_string(), "`a.js` (deleted)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn try_unified_diff(file: &FileEdit) -> Result<String, StaleFile> {
+    let original = file.read_original()?;
+    let new = file.splice_into(&original);
+    let diff = TextDiff::from_lines(original.as_str(), new.as_str());
+    Ok(diff
+        .unified_diff()
         .context_radius(3)
         .header(
             &format!("a/{}", file.display),
             &format!("b/{}", file.display),
         )
-        .to_string()
+        .to_string())
+}
+
+/// The `---`/`+++` lines a diff of `file` starts with.
+fn headers(file: &FileEdit) -> String {
+    format!("--- a/{0}\n+++ b/{0}\n", file.display)
 }
 
 /// One file of a rendered preview.
@@ -49,7 +100,8 @@ pub struct FilePreview {
     pub diff: String,
 }
 
-/// The diff of every file of the plan, in path order.
+/// The diff of every file of the plan, in path order. All of them are held at once: to show
+/// a large plan, render [`unified_diff`] file by file instead.
 pub fn file_previews(plan: &EditPlan) -> Vec<FilePreview> {
     plan.files
         .iter()

@@ -7,9 +7,12 @@
 //! overlap are refused here, at preview time. Files with syntax errors are rewritten like the
 //! CLI rewrites them, and listed.
 //!
-//! Only what apply and the preview need is kept per changed file: the new contents, the
-//! fingerprint of what was read, and the replaced text (from which the original can be
-//! rebuilt for a diff) — never a copy of every original.
+//! Only what apply and the preview need is kept per changed file: the fingerprint of what was
+//! read and the replacements (range, position, replaced and inserted text) — never the file's
+//! original or new contents, which can be megabytes per file and hundreds of files per plan.
+//! The new contents are made again when needed, from the original read again and checked
+//! against the fingerprint: one file at a time to show a diff, and by the `ChangeSet` at apply
+//! time (see [`FileEdit::splices`]).
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -23,6 +26,8 @@ use super::matching::{for_each_match, has_syntax_error, parse};
 use super::pattern::shorten;
 use super::walk::{Candidate, Skipped, WalkOptions, walk};
 use super::{CompiledOps, Control, EngineError, Fingerprint, Lang, Op, Scope};
+use crate::changeset::{Splice, StaleFile, StaleReason};
+use crate::workspace::read_no_follow;
 
 /// What to rewrite: the ops, the language and the cap.
 ///
@@ -60,13 +65,21 @@ pub struct Replacement {
     pub column: usize,
     /// Byte range replaced in the original.
     pub range: Range<usize>,
-    /// Byte range of the replacement text in [`FileEdit::new_contents`].
+    /// Byte range of the replacement text in the new contents
+    /// ([`FileEdit::new_contents`]).
     pub new_range: Range<usize>,
     /// Where its original text starts in `FileEdit::removed`.
     removed_at: usize,
+    /// Where its new text starts in `FileEdit::inserted`.
+    inserted_at: usize,
 }
 
-/// The planned change to one file.
+/// The planned change to one file: where it is, the fingerprint of what was read, and the
+/// replacements — not its contents. [`read_original`](Self::read_original) reads the original
+/// again (checked against the fingerprint), [`new_contents`](Self::new_contents) splices the
+/// replacements into it, and [`splices`](Self::splices) hands them to
+/// [`ChangeSet::modify_splicing`](crate::changeset::ChangeSet::modify_splicing), which does
+/// the same at apply time.
 #[derive(Clone, Debug)]
 pub struct FileEdit {
     /// Absolute path (inside the workspace root).
@@ -77,13 +90,12 @@ pub struct FileEdit {
     pub lang: Lang,
     /// Fingerprint of the contents that were read (and that apply must still find).
     pub fingerprint: Fingerprint,
-    /// The contents after every replacement.
-    pub new_contents: String,
     /// The replacements, in source order.
     pub replacements: Vec<Replacement>,
-    /// The original text of every replacement, concatenated in order: with `new_contents` it
-    /// rebuilds the original without keeping it whole.
+    /// The original text of every replacement, concatenated in order.
     removed: String,
+    /// The new text of every replacement, concatenated in order.
+    inserted: String,
     sort_key: PathBuf,
 }
 
@@ -101,48 +113,121 @@ impl FileEdit {
     /// # Panics
     /// If `r` is not one of this file's replacements.
     pub fn after(&self, r: &Replacement) -> &str {
-        &self.new_contents[r.new_range.clone()]
+        &self.inserted[r.inserted_at..r.inserted_at + r.new_range.len()]
     }
 
-    /// The contents as they were read, rebuilt from the new contents and the replaced text.
-    pub fn original(&self) -> String {
-        let delta: isize = self
-            .replacements
+    /// Reads the file again, as the plan read it: an error if it is no longer that (its
+    /// fingerprint differs), was deleted, is no longer a regular file, or cannot be read.
+    ///
+    /// ```
+    /// # use xcsh_tools::engine::{self, Control, EditRequest, Op, Scope};
+    /// # use xcsh_tools::workspace::Workspace;
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.py"), "print(1)\n")?;
+    /// # let ws = Workspace::new(dir.path())?;
+    /// # let request = EditRequest { ops: vec![Op::new("print($A)", "log($A)")], ..Default::default() };
+    /// let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())?;
+    /// assert_eq!(plan.files[0].read_original()?, "print(1)\n");
+    ///
+    /// std::fs::write(dir.path().join("a.py"), "print(2)\n")?;
+    /// let stale = plan.files[0].read_original().unwrap_err();
+    /// assert_eq!(stale.to_string(), "`a.py` (modified since it was read)");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_original(&self) -> Result<String, StaleFile> {
+        let stale = |reason| StaleFile {
+            path: self.display.clone(),
+            reason,
+        };
+        let (bytes, _) = read_no_follow(&self.path, Some(self.fingerprint.len()))
+            .map_err(|e| stale(StaleReason::unreadable(&self.path, &e)))?;
+        if Fingerprint::of(&bytes) != self.fingerprint {
+            return Err(stale(StaleReason::Modified));
+        }
+        String::from_utf8(bytes).map_err(|_| stale(StaleReason::Modified))
+    }
+
+    /// The contents after every replacement, made from `original` — the text the plan read,
+    /// e.g. from [`read_original`](Self::read_original). An error if `original` is not that
+    /// text (its fingerprint differs).
+    ///
+    /// ```
+    /// # use xcsh_tools::engine::{self, Control, EditRequest, Op, Scope};
+    /// # use xcsh_tools::workspace::Workspace;
+    /// # let dir = tempfile::tempdir()?;
+    /// # std::fs::write(dir.path().join("a.py"), "print(1)\n")?;
+    /// # let ws = Workspace::new(dir.path())?;
+    /// # let request = EditRequest { ops: vec![Op::new("print($A)", "log($A)")], ..Default::default() };
+    /// let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())?;
+    /// let file = &plan.files[0];
+    /// assert_eq!(file.new_contents(&file.read_original()?)?, "log(1)\n");
+    /// assert!(file.new_contents("print(2)\n").is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new_contents(&self, original: &str) -> Result<String, StaleFile> {
+        if Fingerprint::of(original) != self.fingerprint {
+            return Err(StaleFile {
+                path: self.display.clone(),
+                reason: StaleReason::Modified,
+            });
+        }
+        Ok(self.splice_into(original))
+    }
+
+    /// The replacements as edits of the original, for
+    /// [`ChangeSet::modify_splicing`](crate::changeset::ChangeSet::modify_splicing): staged
+    /// with [`fingerprint`](Self::fingerprint), they make apply write exactly
+    /// [`new_contents`](Self::new_contents) of the original, or refuse if it changed.
+    ///
+    /// ```
+    /// # use xcsh_tools::engine::{self, Control, EditRequest, Op, Scope};
+    /// # use xcsh_tools::workspace::Workspace;
+    /// use xcsh_tools::changeset::ChangeSet;
+    /// # let dir = tempfile::tempdir()?;
+    /// # std::fs::write(dir.path().join("a.py"), "print(1)\n")?;
+    /// # let ws = Workspace::new(dir.path())?;
+    /// # let request = EditRequest { ops: vec![Op::new("print($A)", "log($A)")], ..Default::default() };
+    /// let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())?;
+    /// let mut changes = ChangeSet::new(ws);
+    /// for file in plan.files {
+    ///     changes.modify_splicing(&file.path, file.fingerprint, file.splices())?;
+    /// }
+    /// changes.apply()?;
+    /// assert_eq!(std::fs::read_to_string(dir.path().join("a.py"))?, "log(1)\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn splices(&self) -> impl ExactSizeIterator<Item = Splice> + '_ {
+        self.replacements
             .iter()
-            .map(|r| r.range.len() as isize - r.new_range.len() as isize)
-            .sum();
-        let mut out =
-            String::with_capacity((self.new_contents.len() as isize + delta).max(0) as usize);
+            .map(|r| Splice::new(r.range.clone(), self.after(r)))
+    }
+
+    /// Splices the replacements into `original`, which is the text the plan read (checked by
+    /// the caller).
+    pub(super) fn splice_into(&self, original: &str) -> String {
+        let len = original.len() + self.inserted.len() - self.removed.len();
+        let mut out = String::with_capacity(len);
         let mut at = 0;
         for r in &self.replacements {
-            out.push_str(&self.new_contents[at..r.new_range.start]);
-            out.push_str(self.before(r));
-            at = r.new_range.end;
+            out.push_str(&original[at..r.range.start]);
+            out.push_str(self.after(r));
+            at = r.range.end;
         }
-        out.push_str(&self.new_contents[at..]);
+        out.push_str(&original[at..]);
         out
     }
 
-    /// Keeps only the first `n` replacements, rebuilding the new contents.
+    /// Keeps only the first `n` replacements.
     fn truncate(&mut self, n: usize) {
-        if n >= self.replacements.len() {
+        let Some(cut) = self.replacements.get(n) else {
             return;
-        }
-        let original = self.original();
-        let edits: Vec<RawEdit> = self
-            .replacements
-            .iter()
-            .take(n)
-            .map(|r| RawEdit {
-                op: r.op,
-                range: r.range.clone(),
-                text: self.after(r).to_owned(),
-            })
-            .collect();
-        let rebuilt = build(&original, edits);
-        self.new_contents = rebuilt.new_contents;
-        self.replacements = rebuilt.replacements;
-        self.removed = rebuilt.removed;
+        };
+        self.removed.truncate(cut.removed_at);
+        self.inserted.truncate(cut.inserted_at);
+        self.replacements.truncate(n);
+        self.removed.shrink_to_fit();
+        self.inserted.shrink_to_fit();
+        self.replacements.shrink_to_fit();
     }
 }
 
@@ -203,42 +288,42 @@ struct RawEdit {
 }
 
 struct Built {
-    new_contents: String,
     replacements: Vec<Replacement>,
     removed: String,
+    inserted: String,
 }
 
-/// Splices sorted, non-overlapping `edits` into `src`, recording where each one lands.
+/// Records sorted, non-overlapping `edits` of `src`: where each one is and lands, and the
+/// text it removes and inserts.
 fn build(src: &str, edits: Vec<RawEdit>) -> Built {
-    let grown: usize = edits.iter().map(|e| e.text.len()).sum();
-    let mut new_contents = String::with_capacity(src.len() + grown);
-    let mut removed = String::new();
+    let mut removed = String::with_capacity(edits.iter().map(|e| e.range.len()).sum());
+    let mut inserted = String::with_capacity(edits.iter().map(|e| e.text.len()).sum());
     let mut replacements = Vec::with_capacity(edits.len());
     let mut lines = LineCounter::new(src);
-    let mut at = 0;
+    // Where the original's offsets land in the new contents: shifted by what came before.
+    let mut shift: isize = 0;
     for edit in edits {
-        new_contents.push_str(&src[at..edit.range.start]);
         let (line, column) = lines.position(edit.range.start);
         let removed_at = removed.len();
         removed.push_str(&src[edit.range.clone()]);
-        let start = new_contents.len();
-        new_contents.push_str(&edit.text);
+        let inserted_at = inserted.len();
+        inserted.push_str(&edit.text);
+        let start = edit.range.start.saturating_add_signed(shift);
         replacements.push(Replacement {
             op: edit.op,
             line,
             column,
             range: edit.range.clone(),
-            new_range: start..new_contents.len(),
+            new_range: start..start + edit.text.len(),
             removed_at,
+            inserted_at,
         });
-        at = edit.range.end;
+        shift += edit.text.len() as isize - edit.range.len() as isize;
     }
-    new_contents.push_str(&src[at..]);
-    removed.shrink_to_fit();
     Built {
-        new_contents,
         replacements,
         removed,
+        inserted,
     }
 }
 
@@ -350,9 +435,9 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
         display: c.display,
         lang: c.lang,
         fingerprint,
-        new_contents: built.new_contents,
         replacements: built.replacements,
         removed: built.removed,
+        inserted: built.inserted,
         sort_key: c.sort_key,
     }));
     result
@@ -577,7 +662,7 @@ mod tests {
     }
 
     #[test]
-    fn build_records_positions_and_rebuilds_the_original() {
+    fn build_records_positions_and_texts_and_splices_them_back() {
         let src = "ab\r\ncdé fg\nhi";
         let edits = vec![
             edit(0, 0..2, "X"),
@@ -585,15 +670,14 @@ mod tests {
             edit(0, 12..14, ""),
         ];
         let built = build(src, edits);
-        assert_eq!(built.new_contents, "X\r\ncdé YYY\n");
         let file = FileEdit {
             path: PathBuf::new(),
-            display: String::new(),
+            display: "a.rs".to_owned(),
             lang: Lang::Rust,
             fingerprint: Fingerprint::of(src),
-            new_contents: built.new_contents,
             replacements: built.replacements,
             removed: built.removed,
+            inserted: built.inserted,
             sort_key: PathBuf::new(),
         };
         let positions: Vec<_> = file
@@ -608,13 +692,30 @@ mod tests {
             .map(|r| (file.before(r), file.after(r)))
             .collect();
         assert_eq!(texts, [("ab", "X"), ("fg", "YYY"), ("hi", "")]);
-        assert_eq!(file.original(), src);
+        let new = file.new_contents(src).expect("the original");
+        assert_eq!(new, "X\r\ncdé YYY\n");
+        // `new_range` locates each new text in the new contents.
+        for r in &file.replacements {
+            assert_eq!(&new[r.new_range.clone()], file.after(r));
+        }
+        let splices: Vec<_> = file.splices().map(|s| (s.range, s.text)).collect();
+        assert_eq!(
+            splices,
+            [
+                (0..2, "X".to_owned()),
+                (9..11, "YYY".to_owned()),
+                (12..14, String::new())
+            ]
+        );
+        let err = file.new_contents("ab\r\ncdé fg\nhj").unwrap_err();
+        assert_eq!(err.to_string(), "`a.rs` (modified since it was read)");
 
         let mut cut = file.clone();
         cut.truncate(2);
-        assert_eq!(cut.new_contents, "X\r\ncdé YYY\nhi");
-        assert_eq!(cut.original(), src);
+        assert_eq!(cut.new_contents(src).unwrap(), "X\r\ncdé YYY\nhi");
         assert_eq!(cut.replacements.len(), 2);
+        assert_eq!(cut.after(&cut.replacements[1]), "YYY");
+        assert_eq!(cut.before(&cut.replacements[1]), "fg");
     }
 
     #[test]

@@ -86,27 +86,12 @@ impl ChangeSet {
 pub(super) fn read_for_splicing(t: &Tracked) -> Result<(Vec<u8>, Snap), StaleReason> {
     // The target was resolved (and the name checked) by the first look; it is the file
     // itself, so a link standing there now is a change, not something to follow.
-    let (bytes, meta) = match read_no_follow(&t.entry.target, Some(t.expect.len())) {
-        Ok(read) => read,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(StaleReason::Deleted),
-        Err(_) => return Err(reason_from_metadata(&t.entry.target)),
-    };
+    let (bytes, meta) = read_no_follow(&t.entry.target, Some(t.expect.len()))
+        .map_err(|e| StaleReason::unreadable(&t.entry.target, &e))?;
     if Fingerprint::of(&bytes) != t.expect {
         return Err(StaleReason::Modified);
     }
     Ok((bytes, Snap::of(&meta)))
-}
-
-/// Why a file that could not be opened as a regular file is stale.
-fn reason_from_metadata(path: &Path) -> StaleReason {
-    match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => StaleReason::BecameSymlink,
-        Ok(m) if m.is_dir() => StaleReason::ReplacedByDirectory,
-        Ok(m) if !m.is_file() => StaleReason::NotARegularFile,
-        Ok(_) => StaleReason::Unresolvable("cannot read it".to_owned()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => StaleReason::Deleted,
-        Err(e) => StaleReason::Unresolvable(format!("cannot read it: {e}")),
-    }
 }
 
 /// Metadata that changes whenever the content may have: a cheap second look just before
