@@ -97,7 +97,7 @@ pub enum ChangeSetError {
     InvalidSplice {
         /// The file, root-relative.
         path: String,
-        /// Which edit is wrong, and how ("edits[1] (bytes 3..5) overlaps edits[0] (bytes 2..4)").
+        /// Which edit is wrong, and how (`edits[1] (bytes 3..5) overlaps edits[0] (bytes 2..4)`).
         problem: String,
     },
     /// The file could not be read to record its fingerprint.
