@@ -51,6 +51,9 @@
 //! # });
 //! ```
 
+#[doc(hidden)]
+#[path = "macro_support.rs"]
+pub mod __macro_support;
 mod bounds;
 mod context;
 pub mod dialect;

@@ -8,7 +8,7 @@
 //! `::inventory`. Paths start with `::`, so no local item can shadow them.
 
 use proc_macro_crate::{FoundCrate, crate_name};
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 use syn::{Ident, Path};
 
@@ -89,6 +89,19 @@ impl Paths {
         }
     }
 
+    /// The runtime's hidden module of helpers for generated code (`__macro_support`).
+    pub(crate) fn support(&self) -> TokenStream {
+        let core = &self.core;
+        quote!(#core::__macro_support)
+    }
+
+    /// [`Paths::support`] with every token at `span`: a call through it that fails a bound
+    /// is reported there (`quote_spanned!` does not respan interpolated paths, and a call
+    /// whose path sits at the attribute would be reported at the attribute).
+    pub(crate) fn support_at(&self, span: Span) -> TokenStream {
+        respan(self.support(), span)
+    }
+
     /// The string form for `#[serde(crate = "…")]`.
     pub(crate) fn serde_str(&self) -> String {
         self.serde.to_string().replace(' ', "")
@@ -98,4 +111,19 @@ impl Paths {
     pub(crate) fn schemars_str(&self) -> String {
         self.schemars.to_string().replace(' ', "")
     }
+}
+
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let TokenTree::Group(group) = &token {
+                let mut inner = Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                return TokenTree::Group(inner);
+            }
+            token.set_span(span);
+            token
+        })
+        .collect()
 }

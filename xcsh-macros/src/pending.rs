@@ -12,7 +12,6 @@ use crate::format::named_placeholders;
 use crate::krate::Paths;
 use crate::names;
 use crate::probe::Probe;
-use crate::tool;
 
 pub(crate) const KEYS: &[KeySpec] = &[
     KeySpec {
@@ -323,26 +322,35 @@ fn expand_struct(
     // a type error about calling the user's method points there.
     let locals = |at: &Ident| {
         let local = Span::mixed_site().located_at(at.span());
-        (
-            Ident::new("this", local),
-            Ident::new("reason", local),
-            Ident::new("future", local),
+        (Ident::new("this", local), Ident::new("reason", local))
+    };
+    // What `apply` returns. The helper that calls the user's method states it at the method's
+    // name, where a failed bound on the call is reported too: one error, not two.
+    let applies = |at: Span| {
+        quote_spanned!(at=>
+            impl ::core::future::Future<
+                Output = ::core::result::Result<#core::AgentToolResult, #core::ToolError>,
+            > + ::core::marker::Send
         )
     };
-    let returns = quote_spanned!(span=>
-        impl ::core::future::Future<
-            Output = ::core::result::Result<#core::AgentToolResult, #core::ToolError>,
-        > + ::core::marker::Send
-    );
+    let rejects = |at: Span| {
+        quote_spanned!(at=>
+            impl ::core::future::Future<
+                Output = ::core::option::Option<#core::AgentToolResult>,
+            > + ::core::marker::Send
+        )
+    };
+    let returns = applies(span);
 
     // apply
+    let support = config.paths.support();
     let mut helpers;
     let mut methods;
     if let Some(apply) = &config.apply {
-        let (this, reason, future) = locals(apply);
-        let output = tool::output_helper(core, &apply.to_string());
-        let (apply_probe, apply_is_async) = Probe {
+        let (this, reason) = locals(apply);
+        let probe = Probe {
             tag: "Apply",
+            support: &support,
             target,
             method: apply,
             receiver: quote!(&mut self),
@@ -352,16 +360,14 @@ fn expand_struct(
             returns: "Result<String, ToolError>",
         }
         .items();
+        let output = config.paths.support_at(apply.span());
         let call =
-            quote_spanned!(apply.span()=> #apply_is_async(<#target>::#apply(#this, #reason)));
-        let convert =
-            quote_spanned!(apply.span()=> __XcshToolOutput::__into_tool_result(#future.await));
+            quote_spanned!(apply.span()=> #output::apply_output(<#target>::#apply(#this, #reason)));
+        let helper_returns = applies(apply.span());
         helpers = quote! {
-            #apply_probe
-            #output
-            fn __xcsh_apply(#this: &mut #target, #reason: &str) -> #returns {
-                let #future = #call;
-                async move { #convert }
+            #probe
+            fn __xcsh_apply(#this: &mut #target, #reason: &str) -> #helper_returns {
+                #call
             }
         };
         methods = quote! {
@@ -383,9 +389,10 @@ fn expand_struct(
 
     // reject
     if let Some(reject) = &config.reject {
-        let (this, reason, future) = locals(reject);
-        let (reject_probe, reject_is_async) = Probe {
+        let (this, reason) = locals(reject);
+        let probe = Probe {
             tag: "Reject",
+            support: &support,
             target,
             method: reject,
             receiver: quote!(&mut self),
@@ -395,64 +402,18 @@ fn expand_struct(
             returns: "Option<String>",
         }
         .items();
-        let call =
-            quote_spanned!(reject.span()=> #reject_is_async(<#target>::#reject(#this, #reason)));
-        let convert =
-            quote_spanned!(reject.span()=> __XcshRejectOutput::__into_reject(#future.await));
-        let returns = quote_spanned!(span=>
-            impl ::core::future::Future<
-                Output = ::core::option::Option<#core::AgentToolResult>,
-            > + ::core::marker::Send
-        );
+        let output = config.paths.support_at(reject.span());
+        let call = quote_spanned!(reject.span()=> #output::reject_output(<#target>::#reject(#this, #reason)));
+        let helper_returns = rejects(reject.span());
+        let returns = rejects(span);
         helpers.extend(quote! {
-            #reject_probe
-
-            #[diagnostic::on_unimplemented(
-                message = "`reject` cannot return `{Self}`",
-                label = "this returns `{Self}`",
-                note = "return `()` to keep the default `Discarded: …` message, or `String`, `&str`, `AgentToolResult` or an `Option` of one of them to replace it"
-            )]
-            trait __XcshRejectOutput {
-                fn __into_reject(self) -> ::core::option::Option<#core::AgentToolResult>;
-            }
-            impl __XcshRejectOutput for () {
-                fn __into_reject(self) -> ::core::option::Option<#core::AgentToolResult> {
-                    ::core::option::Option::None
-                }
-            }
-            impl<T: ::core::convert::Into<#core::AgentToolResult>> __XcshRejectOutput for ::core::option::Option<T> {
-                fn __into_reject(self) -> ::core::option::Option<#core::AgentToolResult> {
-                    self.map(::core::convert::Into::into)
-                }
-            }
-            impl __XcshRejectOutput for #core::AgentToolResult {
-                fn __into_reject(self) -> ::core::option::Option<#core::AgentToolResult> {
-                    ::core::option::Option::Some(self)
-                }
-            }
-            impl __XcshRejectOutput for ::std::string::String {
-                fn __into_reject(self) -> ::core::option::Option<#core::AgentToolResult> {
-                    ::core::option::Option::Some(self.into())
-                }
-            }
-            impl __XcshRejectOutput for &str {
-                fn __into_reject(self) -> ::core::option::Option<#core::AgentToolResult> {
-                    ::core::option::Option::Some(self.into())
-                }
-            }
-
-            fn __xcsh_reject(#this: &mut #target, #reason: &str) -> #returns {
-                let #future = #call;
-                async move { #convert }
+            #probe
+            fn __xcsh_reject(#this: &mut #target, #reason: &str) -> #helper_returns {
+                #call
             }
         });
         methods.extend(quote! {
-            fn reject(
-                &mut self,
-                #reason: &str,
-            ) -> impl ::core::future::Future<
-                Output = ::core::option::Option<#core::AgentToolResult>,
-            > + ::core::marker::Send {
+            fn reject(&mut self, #reason: &str) -> #returns {
                 __xcsh_reject(self, #reason)
             }
         });

@@ -3,10 +3,14 @@
 //! `#[custom_tool]` and `#[pending]` generate `impl Trait for T` whose methods call the
 //! user's inherent `T::execute`/`T::apply`/`T::reject`. `<T>::method` resolves to the
 //! inherent method when there is one; when there is none, it would silently find the
-//! trait's own method (and recurse). So next to each call the macro defines a *probe*
-//! trait with a method of the same name whose where-clause cannot hold: without an inherent
-//! method, the call resolves to the probe and the unmet bound reports the
-//! `#[diagnostic::on_unimplemented]` message below, on the user's struct.
+//! trait's own method (and recurse). So next to each call the expansion brings into scope a
+//! *probe* trait with a method of the same name whose where-clause cannot hold: without an
+//! inherent method, the call resolves to the probe and the unmet bound reports its
+//! `#[diagnostic::on_unimplemented]` message on the user's struct.
+//!
+//! For the usual names the probes are defined once, in `xcsh_core::__macro_support`, and the
+//! expansion only imports one. A hook renamed in `#[pending(apply = commit)]` needs a probe
+//! method of that name, so it gets a local one.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -14,8 +18,10 @@ use syn::Ident;
 
 /// What a probe needs to say.
 pub(crate) struct Probe<'a> {
-    /// `Execute`, `Apply`, `Reject`: names the helper traits.
+    /// `Execute`, `Apply`, `Reject`: names the probe traits.
     pub(crate) tag: &'a str,
+    /// `…::__macro_support`.
+    pub(crate) support: &'a TokenStream,
     pub(crate) target: &'a Ident,
     /// The user's method.
     pub(crate) method: &'a Ident,
@@ -32,11 +38,12 @@ pub(crate) struct Probe<'a> {
 }
 
 impl Probe<'_> {
-    /// The probe trait, its impl for the target, and the "is it async" check function
-    /// (returned as the function's name).
-    pub(crate) fn items(&self) -> (TokenStream, Ident) {
+    /// The items that put a probe in scope for the call: an import of the shared one, or,
+    /// for a renamed method, a local trait and its impl for the target.
+    pub(crate) fn items(&self) -> TokenStream {
         let Probe {
             tag,
+            support,
             target,
             method,
             receiver,
@@ -46,16 +53,16 @@ impl Probe<'_> {
             returns,
         } = self;
         // These names show up in rustc's notes, so they say what is wrong.
+        let probe = format_ident!("MissingInherent{tag}");
+        if **method == tag.to_lowercase() {
+            return quote!(use #support::#probe as _;);
+        }
         let missing = format_ident!("__XcshNeedsInherent{tag}");
         let probe = format_ident!("__XcshMissingInherent{tag}");
-        let is_async_trait = format_ident!("__Xcsh{tag}IsAsync");
-        let is_async_fn = format_ident!("__xcsh_{}_is_async", tag.to_lowercase());
         let message = format!("`{{Self}}` has no inherent `{signature}`");
         let label = format!("{attribute} calls `{{Self}}::{method}`");
         let note = format!("add `impl {{Self}} {{{{ {signature} -> {returns} {{{{ … }}}} }}}}`");
-        let not_async = format!("`{method}` must be an `async fn`, but it returned `{{Self}}`");
-        let not_async_label = format!("expected `{signature} -> …`");
-        let items = quote! {
+        quote! {
             #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
             trait #missing<'a> {}
             trait #probe: ::core::marker::Sized {
@@ -67,14 +74,6 @@ impl Probe<'_> {
                 }
             }
             impl #probe for #target {}
-
-            #[diagnostic::on_unimplemented(message = #not_async, label = #not_async_label)]
-            trait #is_async_trait {}
-            impl<F: ::core::future::Future> #is_async_trait for F {}
-            fn #is_async_fn<F: #is_async_trait>(future: F) -> F {
-                future
-            }
-        };
-        (items, is_async_fn)
+        }
     }
 }

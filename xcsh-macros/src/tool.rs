@@ -239,15 +239,6 @@ pub(crate) fn expand_impl(
                 #annotations
                 #pending
 
-                fn parameters() -> ::std::sync::Arc<#core::JsonObject> {
-                    // Computed on first use, once per type, then shared by every listing.
-                    static PARAMETERS: ::std::sync::OnceLock<::std::sync::Arc<#core::JsonObject>> =
-                        ::std::sync::OnceLock::new();
-                    ::std::sync::Arc::clone(PARAMETERS.get_or_init(|| {
-                        ::std::sync::Arc::new(#core::schema::schema_for::<Self>())
-                    }))
-                }
-
                 fn execute(
                     self,
                     #ctx: &#core::ToolContext,
@@ -266,27 +257,6 @@ pub(crate) fn expand_impl(
                 }
             }
         };
-    }
-}
-
-/// `trait __XcshToolOutput`: converts what `execute` returned, with a diagnostic that lists
-/// the accepted return types when it does not convert.
-pub(crate) fn output_helper(core: &TokenStream, what: &str) -> TokenStream {
-    let message = format!("`{what}` cannot return `{{Self}}`");
-    quote! {
-        #[diagnostic::on_unimplemented(
-            message = #message,
-            label = "this returns `{Self}`",
-            note = "return `String`, `&str`, `AgentToolResult`, `()`, or `Result<T, E>` with T one of those and E any `Display` error (`ToolError`, `std::io::Error`, `String`…)"
-        )]
-        trait __XcshToolOutput {
-            fn __into_tool_result(self) -> ::core::result::Result<#core::AgentToolResult, #core::ToolError>;
-        }
-        impl<T: #core::IntoToolResult> __XcshToolOutput for T {
-            fn __into_tool_result(self) -> ::core::result::Result<#core::AgentToolResult, #core::ToolError> {
-                #core::IntoToolResult::into_tool_result(self)
-            }
-        }
     }
 }
 

@@ -201,7 +201,6 @@ pub(crate) fn expand(
     });
     let derive = tool::derive_attrs(&config.paths, &tool::ManualDerives::default());
 
-    let core = &config.paths.core;
     let output_span = match &func.sig.output {
         ReturnType::Default => fn_ident.span(),
         ReturnType::Type(_, ty) => ty.span(),
@@ -218,14 +217,14 @@ pub(crate) fn expand(
         Arg::Context => quote!(#ctx),
     });
     let call = quote_spanned!(fn_ident.span()=> #fn_ident(#(#call_args),*));
-    let convert = quote_spanned!(output_span=> __XcshToolOutput::__into_tool_result(#future.await));
-    let helpers = tool::output_helper(core, &fn_ident.to_string());
+    let support = config.paths.support_at(output_span);
+    let convert = quote_spanned!(output_span=> #support::tool_fn_output(#future));
     let body = quote! {
         let Self { #(#bindings),* } = self;
         let #future = #call;
-        async move { #convert }
+        #convert
     };
-    let tool_impl = tool::expand_impl(&struct_ident, &config, &ctx, helpers, body);
+    let tool_impl = tool::expand_impl(&struct_ident, &config, &ctx, TokenStream::new(), body);
     quote! {
         #func
 

@@ -60,26 +60,20 @@ pub(crate) fn expand(
     }
 
     let core = &config.paths.core;
+    let support = config.paths.support();
     let span = target.span();
     // Private to the generated code (mixed-site hygiene), but located at the struct so type
     // errors about the call point at the user's struct rather than at the attribute.
     let local = Span::mixed_site().located_at(span);
     let ctx = Ident::new("ctx", local);
     let this = Ident::new("this", local);
-    let future = Ident::new("future", local);
-    // `<T>::execute` prefers an inherent method; when there is none it finds the probe below,
+    // `<T>::execute` prefers an inherent method; when there is none it finds the probe,
     // whose unmet bound carries a readable diagnostic. (Inside `impl CustomTool` it would
     // find the trait's own `execute` and recurse, so the call lives in a free function.)
-    let convert = quote_spanned!(span=> __XcshToolOutput::__into_tool_result(#future.await));
-    let returns = quote_spanned!(span=>
-        impl ::core::future::Future<
-            Output = ::core::result::Result<#core::AgentToolResult, #core::ToolError>,
-        > + ::core::marker::Send
-    );
-    let output = tool::output_helper(core, "execute");
     let method = Ident::new("execute", span);
-    let (probe, is_async) = Probe {
+    let probe = Probe {
         tag: "Execute",
+        support: &support,
         target,
         method: &method,
         receiver: quote!(self),
@@ -89,14 +83,18 @@ pub(crate) fn expand(
         returns: "Result<String, ToolError>",
     }
     .items();
-    let call = quote_spanned!(span=> #is_async(<#target>::#method(#this, #ctx)));
+    let returns = quote_spanned!(span=>
+        impl ::core::future::Future<
+            Output = ::core::result::Result<#core::AgentToolResult, #core::ToolError>,
+        > + ::core::marker::Send
+    );
+    let output = config.paths.support_at(span);
+    let call = quote_spanned!(span=> #output::execute_output(<#target>::#method(#this, #ctx)));
     let helpers = quote! {
         #probe
-        #output
 
         fn __xcsh_execute(#this: #target, #ctx: &#core::ToolContext) -> #returns {
-            let #future = #call;
-            async move { #convert }
+            #call
         }
     };
     let body = quote!(__xcsh_execute(self, #ctx));

@@ -1,0 +1,247 @@
+//! What `#[custom_tool]` and `#[pending]` expansions call, defined once here instead of in
+//! every expansion. Not public API: reached as `xcsh::__private::xcsh_core::__macro_support`
+//! by generated code only.
+//!
+//! Most items exist for their `#[diagnostic::on_unimplemented]` message: each bound a user's
+//! code can fail says what to write instead. They used to be local traits with blanket impls
+//! in every expansion, and coherence checks every impl one by one: 200 tools paid for 800
+//! traits and 600 impls, about a second of `cargo check`. Here they cost nothing per tool.
+//!
+//! # Probes
+//!
+//! The generated `impl CustomTool for T` must call the user's *inherent* `T::execute`; the
+//! call is `<T>::execute(…)`, which prefers an inherent method. Without one it would silently
+//! find `CustomTool::execute` itself (when that trait is in scope) and recurse. So the
+//! expansion imports [`MissingInherentExecute`] (`use … as _`): every type has its `execute`,
+//! which the call finds when there is no inherent one, and whose bound, which no type meets,
+//! reports "`T` has no inherent `async fn execute(…)`" on the user's struct. The same goes
+//! for `#[pending]`'s `apply` and `reject`.
+
+use std::future::{Future, Ready};
+
+use futures_util::FutureExt;
+use futures_util::future::Map;
+
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::result::{AgentToolResult, IntoToolResult};
+
+/// Never implemented: the unmet bound of [`MissingInherentExecute::execute`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no inherent `async fn execute(self, ctx: &ToolContext)`",
+    label = "#[custom_tool] calls `{Self}::execute`",
+    note = "add `impl {Self} {{ async fn execute(self, ctx: &ToolContext) -> Result<String, ToolError> {{ … }} }}`"
+)]
+pub trait NeedsInherentExecute<'a> {}
+
+/// The `execute` a `#[custom_tool]` struct's call finds when it has no inherent one.
+pub trait MissingInherentExecute: Sized {
+    /// Never callable: its bound cannot hold.
+    fn execute<'a>(self, _: &'a ToolContext) -> Ready<()>
+    where
+        Self: NeedsInherentExecute<'a>,
+    {
+        unreachable!()
+    }
+}
+
+impl<T> MissingInherentExecute for T {}
+
+/// Never implemented: the unmet bound of [`MissingInherentApply::apply`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no inherent `async fn apply(&mut self, reason: &str)`",
+    label = "#[pending(apply)] calls `{Self}::apply`",
+    note = "add `impl {Self} {{ async fn apply(&mut self, reason: &str) -> Result<String, ToolError> {{ … }} }}`"
+)]
+pub trait NeedsInherentApply<'a> {}
+
+/// The `apply` a `#[pending(apply)]` struct's call finds when it has no inherent one.
+pub trait MissingInherentApply: Sized {
+    /// Never callable: its bound cannot hold.
+    fn apply<'a>(&mut self, _: &'a str) -> Ready<()>
+    where
+        Self: NeedsInherentApply<'a>,
+    {
+        unreachable!()
+    }
+}
+
+impl<T> MissingInherentApply for T {}
+
+/// Never implemented: the unmet bound of [`MissingInherentReject::reject`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no inherent `async fn reject(&mut self, reason: &str)`",
+    label = "#[pending(reject)] calls `{Self}::reject`",
+    note = "add `impl {Self} {{ async fn reject(&mut self, reason: &str) -> Option<String> {{ … }} }}`"
+)]
+pub trait NeedsInherentReject<'a> {}
+
+/// The `reject` a `#[pending(reject)]` struct's call finds when it has no inherent one.
+pub trait MissingInherentReject: Sized {
+    /// Never callable: its bound cannot hold.
+    fn reject<'a>(&mut self, _: &'a str) -> Ready<()>
+    where
+        Self: NeedsInherentReject<'a>,
+    {
+        unreachable!()
+    }
+}
+
+impl<T> MissingInherentReject for T {}
+
+/// What a user's `execute` returned must be a future: `async fn`, not `fn`.
+#[diagnostic::on_unimplemented(
+    message = "`execute` must be an `async fn`, but it returned `{Self}`",
+    label = "expected `async fn execute(self, ctx: &ToolContext) -> …`"
+)]
+pub trait ExecuteIsAsync: Future {}
+impl<F: Future> ExecuteIsAsync for F {}
+
+/// What a user's `apply` returned must be a future.
+#[diagnostic::on_unimplemented(
+    message = "`apply` must be an `async fn`, but it returned `{Self}`",
+    label = "expected `async fn apply(&mut self, reason: &str) -> …`"
+)]
+pub trait ApplyIsAsync: Future {}
+impl<F: Future> ApplyIsAsync for F {}
+
+/// What a user's `reject` returned must be a future.
+#[diagnostic::on_unimplemented(
+    message = "`reject` must be an `async fn`, but it returned `{Self}`",
+    label = "expected `async fn reject(&mut self, reason: &str) -> …`"
+)]
+pub trait RejectIsAsync: Future {}
+impl<F: Future> RejectIsAsync for F {}
+
+/// What a `#[custom_tool]` struct's `execute` may return: whatever [`IntoToolResult`] converts.
+#[diagnostic::on_unimplemented(
+    message = "`execute` cannot return `{Self}`",
+    label = "this returns `{Self}`",
+    note = "return `String`, `&str`, `AgentToolResult`, `()`, or `Result<T, E>` with T one of those and E any `Display` error (`ToolError`, `std::io::Error`, `String`…)"
+)]
+pub trait ExecuteOutput {
+    /// The conversion.
+    fn into_tool_result(self) -> Result<AgentToolResult, ToolError>;
+}
+
+impl<T: IntoToolResult> ExecuteOutput for T {
+    fn into_tool_result(self) -> Result<AgentToolResult, ToolError> {
+        IntoToolResult::into_tool_result(self)
+    }
+}
+
+/// What a `#[custom_tool] async fn` may return.
+#[diagnostic::on_unimplemented(
+    message = "a #[custom_tool] function cannot return `{Self}`",
+    label = "this returns `{Self}`",
+    note = "return `String`, `&str`, `AgentToolResult`, `()`, or `Result<T, E>` with T one of those and E any `Display` error (`ToolError`, `std::io::Error`, `String`…)"
+)]
+pub trait ToolFnOutput {
+    /// The conversion.
+    fn into_tool_result(self) -> Result<AgentToolResult, ToolError>;
+}
+
+impl<T: IntoToolResult> ToolFnOutput for T {
+    fn into_tool_result(self) -> Result<AgentToolResult, ToolError> {
+        IntoToolResult::into_tool_result(self)
+    }
+}
+
+/// What a `#[pending]` struct's `apply` may return.
+#[diagnostic::on_unimplemented(
+    message = "`apply` cannot return `{Self}`",
+    label = "this returns `{Self}`",
+    note = "return `String`, `&str`, `AgentToolResult`, `()`, or `Result<T, E>` with T one of those and E any `Display` error (`ToolError`, `std::io::Error`, `String`…)"
+)]
+pub trait ApplyOutput {
+    /// The conversion.
+    fn into_tool_result(self) -> Result<AgentToolResult, ToolError>;
+}
+
+impl<T: IntoToolResult> ApplyOutput for T {
+    fn into_tool_result(self) -> Result<AgentToolResult, ToolError> {
+        IntoToolResult::into_tool_result(self)
+    }
+}
+
+/// What a `#[pending]` struct's `reject` may return: `()` keeps the default message.
+#[diagnostic::on_unimplemented(
+    message = "`reject` cannot return `{Self}`",
+    label = "this returns `{Self}`",
+    note = "return `()` to keep the default `Discarded: …` message, or `String`, `&str`, `AgentToolResult` or an `Option` of one of them to replace it"
+)]
+pub trait RejectOutput {
+    /// The conversion: `None` keeps the default message.
+    fn into_reject(self) -> Option<AgentToolResult>;
+}
+
+impl RejectOutput for () {
+    fn into_reject(self) -> Option<AgentToolResult> {
+        None
+    }
+}
+
+impl<T: Into<AgentToolResult>> RejectOutput for Option<T> {
+    fn into_reject(self) -> Option<AgentToolResult> {
+        self.map(Into::into)
+    }
+}
+
+impl RejectOutput for AgentToolResult {
+    fn into_reject(self) -> Option<AgentToolResult> {
+        Some(self)
+    }
+}
+
+impl RejectOutput for String {
+    fn into_reject(self) -> Option<AgentToolResult> {
+        Some(self.into())
+    }
+}
+
+impl RejectOutput for &str {
+    fn into_reject(self) -> Option<AgentToolResult> {
+        Some(self.into())
+    }
+}
+
+/// A user's future with its output converted: what the generated `execute`, `apply` and
+/// `reject` return. A combinator rather than an `async` block, so each tool costs one small
+/// `poll` instead of a state machine and its drop glue.
+pub type Converted<F, R> = Map<F, fn(<F as Future>::Output) -> R>;
+
+/// `execute`'s future, its output converted to a tool result.
+pub fn execute_output<F, O>(future: F) -> Converted<F, Result<AgentToolResult, ToolError>>
+where
+    F: ExecuteIsAsync<Output = O>,
+    O: ExecuteOutput,
+{
+    future.map(ExecuteOutput::into_tool_result as fn(_) -> _)
+}
+
+/// A `#[custom_tool] async fn`'s future, its output converted to a tool result.
+pub fn tool_fn_output<F, O>(future: F) -> Converted<F, Result<AgentToolResult, ToolError>>
+where
+    F: Future<Output = O>,
+    O: ToolFnOutput,
+{
+    future.map(ToolFnOutput::into_tool_result as fn(_) -> _)
+}
+
+/// `apply`'s future, its output converted to a tool result.
+pub fn apply_output<F, O>(future: F) -> Converted<F, Result<AgentToolResult, ToolError>>
+where
+    F: ApplyIsAsync<Output = O>,
+    O: ApplyOutput,
+{
+    future.map(ApplyOutput::into_tool_result as fn(_) -> _)
+}
+
+/// `reject`'s future, its output converted to a replacement message (or none).
+pub fn reject_output<F, O>(future: F) -> Converted<F, Option<AgentToolResult>>
+where
+    F: RejectIsAsync<Output = O>,
+    O: RejectOutput,
+{
+    future.map(RejectOutput::into_reject as fn(_) -> _)
+}
