@@ -29,10 +29,19 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 /// assert_eq!(schema["properties"]["files"]["description"], "Files to rename.");
 /// ```
 pub fn schema_for<T: JsonSchema>() -> JsonObject {
-    let generator = SchemaSettings::draft2020_12()
+    as_object(generator().into_root_schema_for::<T>())
+}
+
+// The generic functions here are compiled once per tool type: all they do beyond what must
+// know `T` is in these non-generic helpers.
+
+fn generator() -> schemars::SchemaGenerator {
+    SchemaSettings::draft2020_12()
         .for_deserialize()
-        .into_generator();
-    let schema = generator.into_root_schema_for::<T>();
+        .into_generator()
+}
+
+fn as_object(schema: schemars::Schema) -> JsonObject {
     match schema.to_value() {
         serde_json::Value::Object(map) => map,
         // `true`/`false` schemas: represent them as the equivalent object form so every
@@ -60,9 +69,12 @@ pub fn schema_for<T: JsonSchema>() -> JsonObject {
 /// assert!(std::sync::Arc::ptr_eq(&a, &b));
 /// ```
 pub fn cached_schema_for<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    cached_by_type(TypeId::of::<T>(), schema_for::<T>)
+}
+
+fn cached_by_type(key: TypeId, generate: fn() -> JsonObject) -> Arc<JsonObject> {
     static CACHE: OnceLock<RwLock<HashMap<TypeId, Arc<JsonObject>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    let key = TypeId::of::<T>();
     if let Some(hit) = cache
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -72,7 +84,7 @@ pub fn cached_schema_for<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     }
     // Generate outside the lock: schemars may take a while for large types, and a racing
     // thread computing the same value is harmless (the first insert wins).
-    let fresh = Arc::new(schema_for::<T>());
+    let fresh = Arc::new(generate());
     let mut map = cache
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -280,25 +280,37 @@ pub fn custom_tool<T: CustomTool>() -> Arc<dyn Tool> {
 /// An array is refused: serde would read it positionally, as the fields in declaration order,
 /// so `["apply", "why"]` sent to `resolve` would apply the top action.
 pub fn decode_arguments<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
-    let args = match args {
-        Value::Null => Value::Object(JsonObject::new()),
-        Value::Array(_) => {
-            return Err(ToolError::invalid_arguments(
-                tool,
-                "",
-                "invalid type: sequence, expected an object of named parameters",
-            ));
-        }
-        args => args,
-    };
+    let args = named_parameters(tool, args)?;
     // Tracking the path costs more than the decoding itself: only a failed decode pays for it,
     // by decoding again with the tracker to say where the problem is.
-    T::deserialize(&args).or_else(|_| {
-        serde_path_to_error::deserialize::<_, T>(&args).map_err(|error| {
-            let path = error.path().to_string();
-            ToolError::invalid_arguments(tool, &path, error.into_inner())
-        })
-    })
+    match T::deserialize(&args) {
+        Ok(decoded) => Ok(decoded),
+        Err(_) => match serde_path_to_error::deserialize::<_, T>(&args) {
+            Ok(decoded) => Ok(decoded),
+            Err(error) => Err(located_error(tool, error)),
+        },
+    }
+}
+
+// `decode_arguments` is compiled once per parameter type; what does not need the type lives
+// in these two, compiled once.
+
+/// The arguments as an object of named parameters: `null` becomes `{}`, an array is refused.
+fn named_parameters(tool: &str, args: Value) -> Result<Value, ToolError> {
+    match args {
+        Value::Null => Ok(Value::Object(JsonObject::new())),
+        Value::Array(_) => Err(ToolError::invalid_arguments(
+            tool,
+            "",
+            "invalid type: sequence, expected an object of named parameters",
+        )),
+        args => Ok(args),
+    }
+}
+
+fn located_error(tool: &str, error: serde_path_to_error::Error<serde_json::Error>) -> ToolError {
+    let path = error.path().to_string();
+    ToolError::invalid_arguments(tool, &path, error.into_inner())
 }
 
 impl<T: CustomTool> Tool for CustomToolAdapter<T> {
