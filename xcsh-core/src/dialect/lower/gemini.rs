@@ -47,20 +47,7 @@ impl Lowerer<'_> {
         mut out: JsonObject,
         path: &FieldPath,
     ) -> Result<Value, LowerError> {
-        if out.get("not") == Some(&json!({})) {
-            return Err(self.err(path, LowerErrorKind::Never));
-        }
-        if let Some(one_of) = out.remove("oneOf") {
-            if out.contains_key("anyOf") {
-                return Err(self.err(
-                    path,
-                    LowerErrorKind::Malformed {
-                        detail: "both `anyOf` and `oneOf` on one schema".into(),
-                    },
-                ));
-            }
-            out.insert("anyOf".into(), one_of);
-        }
+        self.refuse_never_fold_one_of(&mut out, path)?;
         self.refuse_map(&out, path)?;
         self.untuple(&mut out, path)?;
         let mut notes = Vec::new();

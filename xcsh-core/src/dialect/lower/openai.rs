@@ -53,21 +53,7 @@ impl Lowerer<'_> {
         mut out: JsonObject,
         path: &FieldPath,
     ) -> Result<Value, LowerError> {
-        if out.get("not") == Some(&json!({})) {
-            return Err(self.err(path, LowerErrorKind::Never));
-        }
-        // Only anyOf is supported; a schemars oneOf is disjoint anyway (distinct tags).
-        if let Some(one_of) = out.remove("oneOf") {
-            if out.contains_key("anyOf") {
-                return Err(self.err(
-                    path,
-                    LowerErrorKind::Malformed {
-                        detail: "both `anyOf` and `oneOf` on one schema".into(),
-                    },
-                ));
-            }
-            out.insert("anyOf".into(), one_of);
-        }
+        self.refuse_never_fold_one_of(&mut out, path)?;
         flatten_nested_any_of(&mut out);
         self.refuse_map(&out, path)?;
         self.untuple(&mut out, path)?;

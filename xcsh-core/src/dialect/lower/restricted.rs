@@ -9,6 +9,31 @@ use super::{FieldPath, LowerError, LowerErrorKind, Lowerer};
 use crate::schema::JsonObject;
 
 impl Lowerer<'_> {
+    /// The first step of both finishers: `not: {}` (a `false` schema) accepts nothing, and
+    /// `oneOf` becomes `anyOf`, the only one supported (schemars' `oneOf`s are disjoint
+    /// anyway, by distinct tags).
+    pub(super) fn refuse_never_fold_one_of(
+        &self,
+        out: &mut JsonObject,
+        path: &FieldPath,
+    ) -> Result<(), LowerError> {
+        if out.get("not") == Some(&json!({})) {
+            return Err(self.err(path, LowerErrorKind::Never));
+        }
+        if let Some(one_of) = out.remove("oneOf") {
+            if out.contains_key("anyOf") {
+                return Err(self.err(
+                    path,
+                    LowerErrorKind::Malformed {
+                        detail: "both `anyOf` and `oneOf` on one schema".into(),
+                    },
+                ));
+            }
+            out.insert("anyOf".into(), one_of);
+        }
+        Ok(())
+    }
+
     /// Homogeneous tuples become arrays with a fixed length; others cannot be expressed.
     pub(super) fn untuple(&self, out: &mut JsonObject, path: &FieldPath) -> Result<(), LowerError> {
         let Some(Value::Array(items)) = out.remove("prefixItems") else {
