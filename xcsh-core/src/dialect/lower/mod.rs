@@ -268,6 +268,21 @@ impl Lowerer<'_> {
         self.lower_keywords(schema, path, depth)
     }
 
+    /// Lowers a tuple's element schemas (`prefixItems`, draft-07 array `items`), each at
+    /// `depth` and at its index under `path`; the first error wins.
+    fn lower_each(
+        &mut self,
+        items: &[Value],
+        path: &FieldPath,
+        depth: usize,
+    ) -> Result<Vec<Value>, LowerError> {
+        let mut lowered = Vec::with_capacity(items.len());
+        for (i, sub) in items.iter().enumerate() {
+            lowered.push(self.lower(sub, &path.with(PathSegment::Index(i)), depth)?);
+        }
+        Ok(lowered)
+    }
+
     /// Lowers every subschema of a `$ref`-free, `allOf`-free schema, then applies the
     /// dialect's rules to the node itself.
     fn lower_keywords(
@@ -338,27 +353,12 @@ impl Lowerer<'_> {
                     let Value::Array(items) = value else {
                         return Err(malformed(self, k, "an array"));
                     };
-                    let mut lowered = Vec::with_capacity(items.len());
-                    for (i, sub) in items.iter().enumerate() {
-                        lowered.push(self.lower(
-                            sub,
-                            &path.with(PathSegment::Index(i)),
-                            depth + 1,
-                        )?);
-                    }
-                    Value::Array(lowered)
+                    Value::Array(self.lower_each(items, path, depth + 1)?)
                 }
                 "items" => match value {
                     // Draft-07 tuples: the same thing as 2020-12 `prefixItems`.
                     Value::Array(items) => {
-                        let mut lowered = Vec::with_capacity(items.len());
-                        for (i, sub) in items.iter().enumerate() {
-                            lowered.push(self.lower(
-                                sub,
-                                &path.with(PathSegment::Index(i)),
-                                depth + 1,
-                            )?);
-                        }
+                        let lowered = self.lower_each(items, path, depth + 1)?;
                         out.insert("prefixItems".into(), Value::Array(lowered));
                         continue;
                     }
