@@ -48,6 +48,21 @@ pub use definition::{ToolMeta, gemini_tools, tool_definition};
 pub use lower::{FieldPath, LowerError, LowerErrorKind, PathSegment, lower_schema};
 pub use restore::restore_arguments;
 
+/// Keywords whose value is one subschema, so that the lowering's and the validator's walks
+/// cannot disagree on what a subschema is.
+pub(crate) const SINGLE_SUBSCHEMA_KEYWORDS: &[&str] = &[
+    "additionalProperties",
+    "unevaluatedProperties",
+    "additionalItems",
+    "unevaluatedItems",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+];
+
 /// An LLM API (or protocol) whose tool-definition format xcsh can produce.
 ///
 /// Names for configuration and the command line are kebab-case ([`Dialect::as_str`]).

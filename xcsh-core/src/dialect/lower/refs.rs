@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::merge::merge_into;
 use super::{ANNOTATIONS, DOCUMENT_KEYWORDS, FieldPath, LowerError, LowerErrorKind, Lowerer};
+use crate::dialect::SINGLE_SUBSCHEMA_KEYWORDS;
 use crate::schema::JsonObject;
 
 /// Where a `$ref` points.
@@ -76,16 +77,7 @@ fn for_each_subschema<'a>(schema: &'a JsonObject, mut f: impl FnMut(&'a Value)) 
                 Value::Array(items) => items.iter().for_each(&mut f),
                 other => f(other),
             },
-            "additionalProperties"
-            | "unevaluatedProperties"
-            | "additionalItems"
-            | "unevaluatedItems"
-            | "contains"
-            | "propertyNames"
-            | "not"
-            | "if"
-            | "then"
-            | "else" => f(value),
+            k if SINGLE_SUBSCHEMA_KEYWORDS.contains(&k) => f(value),
             _ => {}
         }
     }

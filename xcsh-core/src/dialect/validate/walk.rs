@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::dialect::SINGLE_SUBSCHEMA_KEYWORDS;
+
 /// JSON Pointer token escaping (RFC 6901).
 pub(super) fn token(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
@@ -45,19 +47,8 @@ pub(super) fn subschemas(map: &Map<String, Value>, defs: bool) -> Vec<(String, &
                 }
                 other => out.push((format!("/{k}"), other)),
             },
-            "additionalProperties"
-            | "unevaluatedProperties"
-            | "additionalItems"
-            | "unevaluatedItems"
-            | "contains"
-            | "propertyNames"
-            | "not"
-            | "if"
-            | "then"
             // `additionalProperties: false` is a boolean, not a schema to walk.
-            | "else"
-                if value.is_object() =>
-            {
+            key if SINGLE_SUBSCHEMA_KEYWORDS.contains(&key) && value.is_object() => {
                 out.push((format!("/{k}"), value));
             }
             _ => {}
