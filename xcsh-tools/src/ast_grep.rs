@@ -184,7 +184,7 @@ impl Tool for AstGrep {
                 engine::search(&scope, &request, control)
             })
             .await?
-            .map_err(|e| ToolError::new(e.to_string().replace("patterns[0]", "pat")))?;
+            .map_err(ToolError::from_display)?;
             let details = json!({
                 "matches": result.matches,
                 "totals": result.totals,
