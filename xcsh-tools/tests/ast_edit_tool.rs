@@ -5,7 +5,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use xcsh_core::{AgentToolResult, Session};
-use xcsh_tools::builtin_suite;
+
+mod common;
+use common::session;
 
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -22,14 +24,6 @@ fn workspace() -> tempfile::TempDir {
     .unwrap();
     fs::write(dir.path().join("notes.py"), "print('hi')\n").unwrap();
     dir
-}
-
-fn session(root: &Path) -> Session {
-    Session::builder()
-        .suite(builtin_suite())
-        .workspace_root(root)
-        .build()
-        .unwrap()
 }
 
 async fn edit(session: &Session, args: Value) -> AgentToolResult {

@@ -6,14 +6,15 @@
 //! Each case must come back as an error result naming the problem — no panic, no write, no
 //! pending action — and the same session must still answer a good call afterwards.
 
-use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use xcsh_core::{AgentToolResult, Session};
-use xcsh_tools::builtin_suite;
+
+mod common;
+use common::{session, snapshot};
 
 /// The largest error text a model should ever receive: enough to name the problem, never an
 /// echo of a multi-megabyte argument.
@@ -30,29 +31,6 @@ fn workspace() -> tempfile::TempDir {
     .expect("write");
     fs::write(dir.path().join("app.py"), "print(load())\n").expect("write");
     dir
-}
-
-/// Every file under `root` with its bytes (links recorded as their targets).
-fn tree(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
-        for entry in fs::read_dir(dir).expect("read_dir") {
-            let path = entry.expect("entry").path();
-            let rel = path.strip_prefix(root).expect("inside").to_path_buf();
-            let meta = fs::symlink_metadata(&path).expect("meta");
-            if meta.is_dir() {
-                out.insert(rel, b"<dir>".to_vec());
-                walk(root, &path, out);
-            } else if meta.file_type().is_symlink() {
-                let target = fs::read_link(&path).expect("link");
-                out.insert(rel, target.to_string_lossy().as_bytes().to_vec());
-            } else {
-                out.insert(rel, fs::read(&path).expect("read"));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
 }
 
 /// `[[[…"x"…]]]`, `depth` arrays deep, built without recursion.
@@ -525,14 +503,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn session(root: &Path) -> Session {
-    Session::builder()
-        .suite(builtin_suite())
-        .workspace_root(root)
-        .build()
-        .expect("session")
-}
-
 /// Calls on a tokio worker thread (as an MCP server does: 2 MiB stacks), bounded in time.
 async fn call(session: &Session, tool: &str, args: Value) -> AgentToolResult {
     let (s, tool) = (session.clone(), tool.to_owned());
@@ -583,7 +553,7 @@ async fn still_usable(session: &Session, root: &Path, after: &str) {
 async fn every_bad_input_is_an_error_result_naming_the_problem() {
     let dir = workspace();
     let root = dir.path();
-    let before = tree(root);
+    let before = snapshot(root);
     let session = session(root);
     let cases = cases();
     assert!(cases.len() >= 30, "the table shrank to {}", cases.len());
@@ -616,7 +586,7 @@ async fn every_bad_input_is_an_error_result_naming_the_problem() {
             failures.push(format!("{}: pushed a pending action", case.name));
             while session.pending().pop().is_some() {}
         }
-        if tree(root) != before {
+        if snapshot(root) != before {
             failures.push(format!("{}: the workspace changed", case.name));
         }
         session.take_reminders();
@@ -628,7 +598,7 @@ async fn every_bad_input_is_an_error_result_naming_the_problem() {
         failures.len(),
         failures.join("\n")
     );
-    assert_eq!(tree(root), before);
+    assert_eq!(snapshot(root), before);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -637,12 +607,16 @@ async fn positional_arguments_never_apply_anything() {
     // taken as {action: "apply", reason: "why"}.
     let dir = workspace();
     let session = session(dir.path());
-    let before = tree(dir.path());
+    let before = snapshot(dir.path());
     let preview = call(&session, "ast_edit", json!({"ops": op()})).await;
     assert!(!preview.is_error, "{}", preview.text_content());
     let positional = call(&session, "resolve", json!(["apply", "why"])).await;
     assert!(positional.is_error, "{}", positional.text_content());
-    assert_eq!(tree(dir.path()), before, "a positional resolve wrote files");
+    assert_eq!(
+        snapshot(dir.path()),
+        before,
+        "a positional resolve wrote files"
+    );
     assert_eq!(session.pending().len(), 1);
     let positional_edit = call(
         &session,

@@ -16,7 +16,9 @@ use xcsh_tools::engine::{
     self, CancelFlag, Control, EditRequest, EngineError, Op, Scope, WalkOptions,
 };
 use xcsh_tools::workspace::Workspace;
-use xcsh_tools::{AstEdit, AstGrep, builtin_suite};
+use xcsh_tools::{AstEdit, AstGrep};
+
+mod common;
 
 /// `n` Rust files under `root/src/dNN/`, every one with a match for `$X.unwrap()`.
 fn tree(root: &Path, n: usize) {
@@ -95,11 +97,7 @@ async fn files_over_the_size_limit_are_skipped_with_a_note_and_never_written() {
         "// padding\n".repeat(450_000)
     );
     fs::write(dir.path().join("src/big.rs"), &big).expect("write");
-    let session = Session::builder()
-        .suite(builtin_suite())
-        .workspace_root(dir.path())
-        .build()
-        .expect("session");
+    let session = common::session(dir.path());
     let preview = session.call("ast_edit", json!({"ops": ops()})).await;
     let text = preview.text_content();
     assert!(
@@ -168,11 +166,7 @@ async fn files_over_the_size_limit_are_skipped_with_a_note_and_never_written() {
 async fn a_cancelled_preview_stops_promptly_and_pushes_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     tree(dir.path(), 4_000);
-    let session = Session::builder()
-        .suite(builtin_suite())
-        .workspace_root(dir.path())
-        .build()
-        .expect("session");
+    let session = common::session(dir.path());
 
     let reports: Arc<Mutex<Vec<(Instant, f64)>>> = Arc::default();
     let sink = {
@@ -304,11 +298,7 @@ fn bounds_memory_child() {
         .enable_all()
         .build()
         .expect("runtime");
-    let session = Session::builder()
-        .suite(builtin_suite())
-        .workspace_root(Path::new(&root))
-        .build()
-        .expect("session");
+    let session = common::session(Path::new(&root));
     // Matches in every file, but only 1 in 10 files changes: the plan keeps the new contents
     // of changed files only.
     let preview = runtime.block_on(session.call(

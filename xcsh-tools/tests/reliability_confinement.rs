@@ -4,33 +4,24 @@
 //! apply), `ast_grep`, and `ChangeSet`. Non-UTF-8 file names inside the root work.
 #![cfg(unix)]
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use xcsh_core::{AgentToolResult, Session};
-use xcsh_tools::builtin_suite;
 use xcsh_tools::changeset::ChangeSet;
 use xcsh_tools::workspace::Workspace;
+
+mod common;
+use common::{Fixture, session, snapshot};
 
 /// Text only the outside files hold: if a result ever shows it, something was read out there.
 const OUTSIDE_MARKER: &str = "leak_outside";
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    outside: PathBuf,
-}
-
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let base = dir.path().canonicalize().expect("canonical");
-    let root = base.join("ws");
-    let outside = base.join("outside");
-    fs::create_dir_all(root.join("src")).expect("mkdir");
-    fs::create_dir_all(outside.join("sub")).expect("mkdir");
+    let fx = common::root_and_outside();
+    let (root, outside) = (&fx.root, &fx.outside);
+    fs::create_dir(outside.join("sub")).expect("mkdir");
     fs::write(
         root.join("src/a.rs"),
         "fn a() { let v = load().unwrap(); }\n",
@@ -50,7 +41,7 @@ fn fixture() -> Fixture {
     .expect("write");
     // Links that lead out, every way a link can.
     symlink("../outside", root.join("out_dir")).expect("link");
-    symlink(&outside, root.join("out_dir_abs")).expect("link");
+    symlink(outside, root.join("out_dir_abs")).expect("link");
     symlink("../outside/secret.rs", root.join("out_file.rs")).expect("link");
     symlink(outside.join("secret.rs"), root.join("src/out_file_abs.rs")).expect("link");
     symlink("../../outside/sub", root.join("src/nested_out")).expect("link");
@@ -59,42 +50,7 @@ fn fixture() -> Fixture {
     symlink("self_loop", root.join("self_loop")).expect("link");
     // A link that leads out and back in is fine, as in a shell.
     symlink("../ws/src", root.join("back_in")).expect("link");
-    Fixture {
-        _dir: dir,
-        root,
-        outside,
-    }
-}
-
-/// Every entry under `dir` with its bytes or link target, links not followed.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
-        for entry in fs::read_dir(dir).expect("read_dir") {
-            let path = entry.expect("entry").path();
-            let rel = path.strip_prefix(base).expect("inside").to_path_buf();
-            let meta = fs::symlink_metadata(&path).expect("meta");
-            if meta.file_type().is_symlink() {
-                let target = fs::read_link(&path).expect("link");
-                out.insert(rel, target.as_os_str().as_encoded_bytes().to_vec());
-            } else if meta.is_dir() {
-                out.insert(rel, b"<dir>".to_vec());
-                walk(base, &path, out);
-            } else {
-                out.insert(rel, fs::read(&path).expect("read"));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
-
-fn session(root: &Path) -> Session {
-    Session::builder()
-        .suite(builtin_suite())
-        .workspace_root(root)
-        .build()
-        .expect("session")
+    fx
 }
 
 /// Paths and globs a model could try, with what the answer must say when it is an error.

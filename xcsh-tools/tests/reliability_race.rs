@@ -12,13 +12,12 @@ use std::time::{Duration, Instant};
 use xcsh_tools::engine::{self, Control, Scope, SearchRequest};
 use xcsh_tools::workspace::Workspace;
 
+mod common;
+
 #[test]
 fn a_file_swapped_for_a_link_out_during_a_walk_is_never_read() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let base = dir.path().canonicalize().expect("canonical");
-    let (root, outside) = (base.join("ws"), base.join("outside"));
-    fs::create_dir_all(root.join("src")).expect("mkdir");
-    fs::create_dir_all(&outside).expect("mkdir");
+    let fx = common::root_and_outside();
+    let (root, outside) = (&fx.root, &fx.outside);
     fs::write(
         outside.join("secret.rs"),
         "fn s() { leak_outside().unwrap(); }\n",
@@ -52,7 +51,7 @@ fn a_file_swapped_for_a_link_out_during_a_walk_is_never_read() {
             flips
         })
     };
-    let ws = Workspace::new(&root).expect("workspace");
+    let ws = Workspace::new(root).expect("workspace");
     let request = SearchRequest {
         patterns: vec!["$X.unwrap()".to_owned()],
         ..SearchRequest::default()

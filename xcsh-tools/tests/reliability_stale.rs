@@ -5,14 +5,15 @@
 //! works.
 #![cfg(unix)]
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::json;
 use xcsh_core::{AgentToolResult, Session};
-use xcsh_tools::builtin_suite;
+
+mod common;
+use common::{Fixture, session, snapshot};
 
 const OLD: &str = "fn f() { let v = load().unwrap(); }\n";
 const FILES: [&str; 7] = [
@@ -25,60 +26,17 @@ const FILES: [&str; 7] = [
     "src/untouched.rs",
 ];
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    outside: PathBuf,
-}
-
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let base = dir.path().canonicalize().expect("canonical");
-    let (root, outside) = (base.join("ws"), base.join("outside"));
-    fs::create_dir_all(root.join("src")).expect("mkdir");
+    let fx = common::root_and_outside();
+    let (root, outside) = (&fx.root, &fx.outside);
     fs::create_dir_all(root.join("lib")).expect("mkdir");
-    fs::create_dir_all(&outside).expect("mkdir");
     for file in FILES {
         fs::write(root.join(file), OLD).expect("write");
     }
     fs::write(root.join("lib/inner.rs"), OLD).expect("write");
     fs::write(root.join("twin.rs.txt"), OLD).expect("write");
     fs::write(outside.join("twin.rs"), OLD).expect("write");
-    Fixture {
-        _dir: dir,
-        root,
-        outside,
-    }
-}
-
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
-        for entry in fs::read_dir(dir).expect("read_dir") {
-            let path = entry.expect("entry").path();
-            let rel = path.strip_prefix(base).expect("inside").to_path_buf();
-            let meta = fs::symlink_metadata(&path).expect("meta");
-            if meta.file_type().is_symlink() {
-                let target = fs::read_link(&path).expect("link");
-                out.insert(rel, target.as_os_str().as_encoded_bytes().to_vec());
-            } else if meta.is_dir() {
-                out.insert(rel, b"<dir>".to_vec());
-                walk(base, &path, out);
-            } else {
-                out.insert(rel, fs::read(&path).expect("read"));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
-
-fn session(root: &Path) -> Session {
-    Session::builder()
-        .suite(builtin_suite())
-        .workspace_root(root)
-        .build()
-        .expect("session")
+    fx
 }
 
 async fn preview(session: &Session, path: &str) -> AgentToolResult {
