@@ -808,6 +808,35 @@ fn a_directory_on_the_way_replaced_by_a_link_is_stale() {
 // ---------------------------------------------------------------------------------------
 // Failures at every step
 
+/// `plan` after a clean apply of the mixed scenario under it: it has recorded every step.
+fn clean_run(plan: FaultPlan) -> FaultPlan {
+    let m = mixed_fixture();
+    mixed_changeset(&m)
+        .apply_with_faults(&plan)
+        .expect("clean apply");
+    plan
+}
+
+/// The number (counted from 1, as `FaultPlan::fail_at` takes it) of the first step `plan`
+/// recorded whose description contains `needle`.
+fn step_number(plan: &FaultPlan, needle: &str) -> usize {
+    plan.steps()
+        .iter()
+        .position(|s| s.contains(needle))
+        .unwrap_or_else(|| panic!("no step contains {needle:?}: {:#?}", plan.steps()))
+        + 1
+}
+
+/// The last commit step (renaming `f.txt`) and a plan failing it, after an apply under that
+/// plan: it has recorded the rollback's steps too.
+fn failed_at_the_last_commit_step() -> (usize, FaultPlan) {
+    let k = step_number(&clean_run(FaultPlan::none()), "rename `f.txt`");
+    let first = FaultPlan::fail_at(k);
+    let m = mixed_fixture();
+    assert!(mixed_changeset(&m).apply_with_faults(&first).is_err());
+    (k, first)
+}
+
 /// Runs the mixed scenario with a failure injected at every step in turn. Before the commit
 /// point the apply must fail and leave the tree byte-identical with no artifact; after it
 /// (only backup removal) it must succeed.
@@ -821,15 +850,11 @@ fn sweep_failures(hard_links: bool) {
         }
     };
     let clean = FaultPlan::none();
-    let clean = if hard_links {
+    let clean = clean_run(if hard_links {
         clean
     } else {
         clean.without_hard_links()
-    };
-    let m = mixed_fixture();
-    mixed_changeset(&m)
-        .apply_with_faults(&clean)
-        .expect("clean apply");
+    });
     let total = clean.steps_taken();
     let log = clean.steps();
     assert!(total >= 30, "suspiciously few steps: {log:#?}");
@@ -892,17 +917,7 @@ fn a_failure_at_any_step_leaves_every_file_as_before_with_copied_backups() {
 
 #[test]
 fn failure_message_says_what_failed_where_and_that_nothing_changed() {
-    let m = mixed_fixture();
-    let clean = FaultPlan::none();
-    mixed_changeset(&m)
-        .apply_with_faults(&clean)
-        .expect("clean");
-    let k = clean
-        .steps()
-        .iter()
-        .position(|s| s.contains("replace `src/b.rs`"))
-        .expect("replace step")
-        + 1;
+    let k = step_number(&clean_run(FaultPlan::none()), "replace `src/b.rs`");
     let m = mixed_fixture();
     let err = mixed_changeset(&m)
         .apply_with_faults(&FaultPlan::fail_at(k))
@@ -919,26 +934,8 @@ fn failure_message_says_what_failed_where_and_that_nothing_changed() {
 #[test]
 fn a_failed_rollback_names_every_file_that_needs_attention() {
     // Fail the last commit step, then also the restore of the first modified file.
-    let probe = mixed_fixture();
-    let clean = FaultPlan::none();
-    mixed_changeset(&probe)
-        .apply_with_faults(&clean)
-        .expect("clean");
-    let k = clean
-        .steps()
-        .iter()
-        .position(|s| s.contains("rename `f.txt`"))
-        .expect("rename step")
-        + 1;
-    let first = FaultPlan::fail_at(k);
-    let m = mixed_fixture();
-    assert!(mixed_changeset(&m).apply_with_faults(&first).is_err());
-    let j = first
-        .steps()
-        .iter()
-        .position(|s| s.contains("restore the original of `a.txt`"))
-        .expect("restore step")
-        + 1;
+    let (k, first) = failed_at_the_last_commit_step();
+    let j = step_number(&first, "restore the original of `a.txt`");
     assert!(j > k);
 
     let m = mixed_fixture();
@@ -1066,11 +1063,7 @@ fn assert_crash_state(m: &Mixed, after: &Tree, step: &str) {
 
 #[test]
 fn a_crash_at_any_step_leaves_every_file_old_or_new_in_full() {
-    let probe = mixed_fixture();
-    let clean = FaultPlan::none();
-    mixed_changeset(&probe)
-        .apply_with_faults(&clean)
-        .expect("clean");
+    let clean = clean_run(FaultPlan::none());
     let total = clean.steps_taken();
     let log = clean.steps();
     for k in 1..=total {
@@ -1086,20 +1079,7 @@ fn a_crash_at_any_step_leaves_every_file_old_or_new_in_full() {
 
 #[test]
 fn a_crash_during_rollback_also_leaves_every_file_old_or_new() {
-    let probe = mixed_fixture();
-    let clean = FaultPlan::none();
-    mixed_changeset(&probe)
-        .apply_with_faults(&clean)
-        .expect("clean");
-    let k = clean
-        .steps()
-        .iter()
-        .position(|s| s.contains("rename `f.txt`"))
-        .expect("rename step")
-        + 1;
-    let first = FaultPlan::fail_at(k);
-    let m = mixed_fixture();
-    assert!(mixed_changeset(&m).apply_with_faults(&first).is_err());
+    let (k, first) = failed_at_the_last_commit_step();
     let total = first.steps_taken();
     for j in k + 1..=total {
         let m = mixed_fixture();
