@@ -18,6 +18,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+mod common;
+use common::content_text;
+
 const OUTSIDE_MARKER: &str = "leak_outside";
 const INSIDE: &str = "fn a() { let v = load().unwrap(); }\n";
 
@@ -263,19 +266,6 @@ impl Drop for Raw {
     }
 }
 
-fn result_text(answer: &Value) -> String {
-    answer["result"]["content"]
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|c| c["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
 #[test]
 fn mcp_serve_never_reads_or_writes_outside_the_root() {
     let fx = fixture();
@@ -301,7 +291,7 @@ fn mcp_serve_never_reads_or_writes_outside_the_root() {
         edit["ops"] = json!([{"pat": "$X.unwrap()", "out": "$X.expect(\"pwned\")"}]);
         for (tool, args) in [("ast_grep", grep), ("ast_edit", edit)] {
             let answer = mcp.call(tool, args);
-            let text = result_text(&answer);
+            let text = content_text(&answer["result"]);
             assert!(answer.get("result").is_some(), "{tool} {what}: {answer}");
             assert!(
                 !text.contains(OUTSIDE_MARKER),
@@ -315,7 +305,7 @@ fn mcp_serve_never_reads_or_writes_outside_the_root() {
             );
             if tool == "ast_edit" && text.contains("AST Edit preview:") {
                 let applied = mcp.call("resolve", json!({"action": "apply", "reason": "probe"}));
-                assert!(!result_text(&applied).contains(OUTSIDE_MARKER));
+                assert!(!content_text(&applied["result"]).contains(OUTSIDE_MARKER));
             }
             assert_eq!(
                 snapshot(&fx.outside),
@@ -330,7 +320,7 @@ fn mcp_serve_never_reads_or_writes_outside_the_root() {
     );
     assert_eq!(refused["result"]["isError"], true, "{refused}");
     assert!(
-        result_text(&refused).contains("through the symbolic link `out_file.rs`"),
+        content_text(&refused["result"]).contains("through the symbolic link `out_file.rs`"),
         "{refused}"
     );
 }
@@ -362,7 +352,7 @@ fn mcp_serve_survives_garbage_and_keeps_answering() {
         // After each, a good call still gets its answer.
         let alive = mcp.call("ast_grep", json!({"pat": "load()"}));
         assert!(
-            result_text(&alive).starts_with("1 match in 1 file"),
+            content_text(&alive["result"]).starts_with("1 match in 1 file"),
             "after {:.120}: {alive}",
             line
         );
@@ -401,12 +391,12 @@ fn mcp_serve_survives_garbage_and_keeps_answering() {
         json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}]}),
     );
     assert!(
-        result_text(&preview).contains("AST Edit preview: 1 replacement in 1 file"),
+        content_text(&preview["result"]).contains("AST Edit preview: 1 replacement in 1 file"),
         "{preview}"
     );
     let applied = mcp.call("resolve", json!({"action": "apply", "reason": "ok"}));
     assert!(
-        result_text(&applied).starts_with("Applied 1 replacement in 1 file."),
+        content_text(&applied["result"]).starts_with("Applied 1 replacement in 1 file."),
         "{applied}"
     );
 }

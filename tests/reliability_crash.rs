@@ -14,13 +14,14 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use xcsh::tools::is_temp_artifact;
+
+mod common;
 
 const FILES: usize = 500;
 
@@ -70,12 +71,7 @@ fn start_apply(root: &Path) -> (Child, Instant) {
         .stdout(Stdio::piped())
         .spawn()
         .expect("xcsh starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let first = lines
-        .next()
-        .expect("a preview line")
-        .expect("readable output");
+    let first = common::first_line_then_drain(child.stdout.take().expect("stdout"));
     let preview: Value = serde_json::from_str(&first).expect("a JSON line");
     let text = preview["result"]["content"][0]["text"]
         .as_str()
@@ -86,10 +82,7 @@ fn start_apply(root: &Path) -> (Child, Instant) {
         )),
         "{text}"
     );
-    let applying_since = Instant::now();
-    // Keep draining so the child never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    (child, applying_since)
+    (child, Instant::now())
 }
 
 /// What a kill left: per file old or new, and the artifacts beside them.

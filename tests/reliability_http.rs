@@ -7,7 +7,6 @@
 //! gives an `Mcp-Session-Id`, every later request carries it, answers come as JSON or as
 //! server-sent events.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,6 +15,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
+
+mod common;
+use common::{content_text, first_line_then_drain};
 
 const SESSIONS: usize = 60;
 const ROUNDS: usize = 2;
@@ -51,19 +53,13 @@ fn start_server(root: &std::path::Path) -> Server {
         .stderr(Stdio::piped())
         .spawn()
         .expect("xcsh serve --http starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let line = lines
-        .next()
-        .expect("a first stderr line")
-        .expect("readable");
+    let line = first_line_then_drain(child.stderr.take().expect("stderr"));
     let addr = line
         .split("http://")
         .nth(1)
         .and_then(|rest| rest.split('/').next())
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_owned();
-    std::thread::spawn(move || lines.for_each(drop));
     Server { child, addr }
 }
 
@@ -174,19 +170,6 @@ fn messages(body: &str) -> Vec<Value> {
         .collect()
 }
 
-fn text(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|c| c["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
 /// Every `x123.rs`-style file name a result's details mention.
 fn files_named(value: &Value) -> Vec<String> {
     let s = value.to_string();
@@ -220,9 +203,9 @@ async fn session_work(addr: Arc<str>, index: usize, root: Arc<std::path::PathBuf
         for (path, name) in [(&first_path, &first), (&second_path, &second)] {
             let preview = client.call("ast_edit", edit(path, name)).await;
             assert!(
-                text(&preview).contains("AST Edit preview: 1 replacement in 1 file"),
+                content_text(&preview).contains("AST Edit preview: 1 replacement in 1 file"),
                 "{what}: {}",
-                text(&preview)
+                content_text(&preview)
             );
         }
         // Its own stack, as `resolve`'s description lists it: exactly two entries.
@@ -244,7 +227,11 @@ async fn session_work(addr: Arc<str>, index: usize, root: Arc<std::path::PathBuf
         let applied = client
             .call("resolve", json!({"action": "apply", "reason": "mine"}))
             .await;
-        assert_eq!(text(&applied), "Applied 1 replacement in 1 file.", "{what}");
+        assert_eq!(
+            content_text(&applied),
+            "Applied 1 replacement in 1 file.",
+            "{what}"
+        );
         assert_eq!(
             files_named(&applied["structuredContent"]),
             vec![mine[1].clone()],
@@ -254,9 +241,9 @@ async fn session_work(addr: Arc<str>, index: usize, root: Arc<std::path::PathBuf
             .call("resolve", json!({"action": "discard", "reason": "later"}))
             .await;
         assert!(
-            text(&discarded).starts_with("Discarded: AST Edit: 1 replacement in 1 file."),
+            content_text(&discarded).starts_with("Discarded: AST Edit: 1 replacement in 1 file."),
             "{what}: {}",
-            text(&discarded)
+            content_text(&discarded)
         );
         assert_eq!(
             files_named(&discarded["structuredContent"]),
@@ -277,13 +264,17 @@ async fn session_work(addr: Arc<str>, index: usize, root: Arc<std::path::PathBuf
         let applied = client
             .call("resolve", json!({"action": "apply", "reason": "now"}))
             .await;
-        assert_eq!(text(&applied), "Applied 1 replacement in 1 file.", "{what}");
+        assert_eq!(
+            content_text(&applied),
+            "Applied 1 replacement in 1 file.",
+            "{what}"
+        );
         assert_eq!(read(&first), new(&first), "{what}");
         let empty = client
             .call("resolve", json!({"action": "apply", "reason": "nothing"}))
             .await;
         assert_eq!(
-            text(&empty),
+            content_text(&empty),
             "No pending action to resolve. Nothing to apply or discard.",
             "{what}: another session's action reached this one"
         );
