@@ -63,7 +63,6 @@ mod splice;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -518,12 +517,10 @@ impl ChangeSet {
     }
 
     fn read_fingerprint(&self, target: &Path) -> Result<Fingerprint, ChangeSetError> {
-        File::open(target)
-            .and_then(Fingerprint::of_reader)
-            .map_err(|source| ChangeSetError::Read {
-                path: self.ws.display(target),
-                source,
-            })
+        Fingerprint::of_file(target).map_err(|source| ChangeSetError::Read {
+            path: self.ws.display(target),
+            source,
+        })
     }
 
     /// Adds `op` after checking that no other operation touches the same real file, and that
