@@ -7,6 +7,9 @@ use std::path::Path;
 
 use xxhash_rust::xxh3::{Xxh3, xxh3_128};
 
+use super::StaleReason;
+use crate::workspace::read_no_follow;
+
 /// The length and a 128-bit hash of a file's content: enough to tell whether the file changed
 /// since it was read, without keeping the content itself.
 ///
@@ -104,6 +107,21 @@ impl Fingerprint {
     #[allow(clippy::len_without_is_empty)] // a fingerprint is not a container
     pub fn len(&self) -> u64 {
         self.len
+    }
+
+    /// Reads the regular file at `path` (a link in its place is not followed) if it still
+    /// holds what this fingerprints, with its metadata as opened; otherwise why it is stale.
+    /// The one stale-checked read behind previews and apply.
+    pub(crate) fn read_unchanged(
+        &self,
+        path: &Path,
+    ) -> Result<(Vec<u8>, std::fs::Metadata), StaleReason> {
+        let (bytes, meta) =
+            read_no_follow(path, Some(self.len)).map_err(|e| StaleReason::unreadable(path, &e))?;
+        if Self::of(&bytes) != *self {
+            return Err(StaleReason::Modified);
+        }
+        Ok((bytes, meta))
     }
 }
 

@@ -27,7 +27,6 @@ use super::pattern::shorten;
 use super::walk::{Candidate, Skipped, WalkOptions, walk};
 use super::{CompiledOps, Control, EngineError, Fingerprint, Lang, Op, Scope};
 use crate::changeset::{Splice, StaleFile, StaleReason};
-use crate::workspace::read_no_follow;
 
 /// What to rewrite: the ops, the language and the cap.
 ///
@@ -139,11 +138,7 @@ impl FileEdit {
             path: self.display.clone(),
             reason,
         };
-        let (bytes, _) = read_no_follow(&self.path, Some(self.fingerprint.len()))
-            .map_err(|e| stale(StaleReason::unreadable(&self.path, &e)))?;
-        if Fingerprint::of(&bytes) != self.fingerprint {
-            return Err(stale(StaleReason::Modified));
-        }
+        let (bytes, _) = self.fingerprint.read_unchanged(&self.path).map_err(stale)?;
         String::from_utf8(bytes).map_err(|_| stale(StaleReason::Modified))
     }
 

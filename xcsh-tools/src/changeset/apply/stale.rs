@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use crate::changeset::{
     Absent, ChangeSet, Fingerprint, NewContent, Op, StaleFile, StaleReason, Tracked,
 };
-use crate::workspace::{Workspace, read_no_follow};
+use crate::workspace::Workspace;
 
 impl ChangeSet {
     /// Checks every operation against the disk. With `known`, a tracked file whose metadata
@@ -86,11 +86,7 @@ impl ChangeSet {
 pub(super) fn read_for_splicing(t: &Tracked) -> Result<(Vec<u8>, Snap), StaleReason> {
     // The target was resolved (and the name checked) by the first look; it is the file
     // itself, so a link standing there now is a change, not something to follow.
-    let (bytes, meta) = read_no_follow(&t.entry.target, Some(t.expect.len()))
-        .map_err(|e| StaleReason::unreadable(&t.entry.target, &e))?;
-    if Fingerprint::of(&bytes) != t.expect {
-        return Err(StaleReason::Modified);
-    }
+    let (bytes, meta) = t.expect.read_unchanged(&t.entry.target)?;
     Ok((bytes, Snap::of(&meta)))
 }
 
