@@ -52,6 +52,8 @@ pub(crate) struct CompiledOp {
     /// Index of the op in the request (`ops[index]`).
     pub index: usize,
     pub pattern: Pattern,
+    /// The pattern's named metavariables, each once, in order of first appearance.
+    pub captures: Vec<MetaVariable>,
     /// `None` for a search (no rewrite).
     pub fix: Option<TemplateFix>,
 }
@@ -190,12 +192,13 @@ impl CompiledOps {
             for (slot, &lang) in langs.iter().enumerate() {
                 match compile_pattern(item.pat, lang) {
                     Ok(pattern) => {
+                        let captures = named_metavars(&pattern);
                         let fix = match &item.out {
                             Some((field, out)) => Some(compile_rewrite(
                                 field,
                                 &item.pat_field,
                                 out,
-                                &pattern,
+                                &captures,
                                 lang,
                             )?),
                             None => None,
@@ -207,6 +210,7 @@ impl CompiledOps {
                         per_lang[slot].push(CompiledOp {
                             index,
                             pattern,
+                            captures,
                             fix,
                         });
                     }
@@ -434,10 +438,10 @@ fn compile_rewrite(
     field: &str,
     pat_field: &str,
     out: &str,
-    pattern: &Pattern,
+    captures: &[MetaVariable],
     lang: Lang,
 ) -> Result<TemplateFix, EngineError> {
-    let (singles, multis) = captured_vars(pattern);
+    let (singles, multis) = captured_vars(captures);
     for used in template_vars(out) {
         let (name, multi) = (used.name.as_str(), used.multi);
         let problem = if multi && singles.contains(name) {
@@ -477,32 +481,50 @@ fn compile_rewrite(
     })
 }
 
-/// Names captured by the pattern: single-node and list metavariables. `$_` and `$$$` capture
-/// nothing.
-fn captured_vars(pattern: &Pattern) -> (BTreeSet<String>, BTreeSet<String>) {
-    fn walk(node: &PatternNode, singles: &mut BTreeSet<String>, multis: &mut BTreeSet<String>) {
+/// Names captured by the pattern (`captures`): single-node and list metavariables. `$_` and
+/// `$$$` capture nothing.
+fn captured_vars(captures: &[MetaVariable]) -> (BTreeSet<&str>, BTreeSet<&str>) {
+    let mut singles = BTreeSet::new();
+    let mut multis = BTreeSet::new();
+    for mv in captures {
+        match mv {
+            MetaVariable::Capture(name, _) => {
+                singles.insert(name.as_str());
+            }
+            MetaVariable::MultiCapture(name) => {
+                multis.insert(name.as_str());
+            }
+            MetaVariable::Dropped(_) | MetaVariable::Multiple => {}
+        }
+    }
+    (singles, multis)
+}
+
+/// The pattern's named metavariables (`$A`, `$$$A`), each once, in order of first appearance:
+/// computed once per compiled op, for rewrite checks and for search captures.
+fn named_metavars(pattern: &Pattern) -> Vec<MetaVariable> {
+    fn walk(node: &PatternNode, out: &mut Vec<MetaVariable>) {
         match node {
-            PatternNode::MetaVar { meta_var } => match meta_var {
-                MetaVariable::Capture(name, _) => {
-                    singles.insert(name.clone());
+            PatternNode::MetaVar { meta_var } => {
+                let named = matches!(
+                    meta_var,
+                    MetaVariable::Capture(..) | MetaVariable::MultiCapture(_)
+                );
+                if named && !out.contains(meta_var) {
+                    out.push(meta_var.clone());
                 }
-                MetaVariable::MultiCapture(name) => {
-                    multis.insert(name.clone());
-                }
-                MetaVariable::Dropped(_) | MetaVariable::Multiple => {}
-            },
+            }
             PatternNode::Terminal { .. } => {}
             PatternNode::Internal { children, .. } => {
                 for child in children {
-                    walk(child, singles, multis);
+                    walk(child, out);
                 }
             }
         }
     }
-    let mut singles = BTreeSet::new();
-    let mut multis = BTreeSet::new();
-    walk(&pattern.node, &mut singles, &mut multis);
-    (singles, multis)
+    let mut out = Vec::new();
+    walk(&pattern.node, &mut out);
+    out
 }
 
 struct TemplateVar {

@@ -157,7 +157,6 @@ fn search_file(c: Candidate<'_>) -> (PathBuf, String, bool, Vec<Match>) {
     let mut found = Vec::new();
     for &i in &c.may_match {
         let op = &c.ops.ops[i];
-        let names: Vec<MetaVariable> = capture_names(&op.pattern);
         let anchors = c.ops.prefilter.anchors(i, c.text.as_bytes());
         for_each_match(&root, &op.pattern, true, anchors.as_ref(), |m| {
             let start = m.start_pos();
@@ -172,39 +171,12 @@ fn search_file(c: Candidate<'_>) -> (PathBuf, String, bool, Vec<Match>) {
                 end_column: end.column(&m) + 1,
                 range: m.range(),
                 text: m.text().into_owned(),
-                captures: capture_list(&m, &names),
+                captures: capture_list(&m, &op.captures),
             });
         });
     }
     found.sort_by_key(|m| (m.range.start, std::cmp::Reverse(m.range.end), m.pattern));
     (c.sort_key, c.display, has_error, found)
-}
-
-/// The pattern's named metavariables, each once.
-fn capture_names(pattern: &ast_grep_core::Pattern) -> Vec<MetaVariable> {
-    use ast_grep_core::matcher::PatternNode;
-    fn walk(node: &PatternNode, out: &mut Vec<MetaVariable>) {
-        match node {
-            PatternNode::MetaVar { meta_var } => {
-                let named = matches!(
-                    meta_var,
-                    MetaVariable::Capture(..) | MetaVariable::MultiCapture(_)
-                );
-                if named && !out.contains(meta_var) {
-                    out.push(meta_var.clone());
-                }
-            }
-            PatternNode::Terminal { .. } => {}
-            PatternNode::Internal { children, .. } => {
-                for child in children {
-                    walk(child, out);
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&pattern.node, &mut out);
-    out
 }
 
 struct Collector {
