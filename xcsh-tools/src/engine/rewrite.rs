@@ -508,19 +508,28 @@ impl Collector {
         self.kept += n;
         self.files.insert(file.sort_key.clone(), file);
         if let Some(limit) = self.limit {
-            // Drop files from the end of the path order while the rest still reach the limit.
-            while let Some(last) = self
-                .files
-                .last_key_value()
-                .map(|(_, f)| f.replacements.len())
-            {
-                if self.kept - last < limit {
-                    break;
-                }
-                self.files.pop_last();
-                self.kept -= last;
-            }
+            drop_beyond_limit(&mut self.files, &mut self.kept, limit, |f| {
+                f.replacements.len()
+            });
         }
+    }
+}
+
+/// Drops files from the end of the path order while the others still hold `limit` items
+/// (`kept` counts the items held, `len` one file's), so that a small limit over a large tree
+/// does not hold every file.
+pub(super) fn drop_beyond_limit<V>(
+    files: &mut BTreeMap<PathBuf, V>,
+    kept: &mut usize,
+    limit: usize,
+    len: impl Fn(&V) -> usize,
+) {
+    while let Some(last) = files.last_key_value().map(|(_, v)| len(v)) {
+        if *kept - last < limit {
+            break;
+        }
+        files.pop_last();
+        *kept -= last;
     }
 }
 

@@ -13,7 +13,7 @@ use ast_grep_core::meta_var::MetaVariable;
 use serde::Serialize;
 
 use super::matching::{Doc, for_each_match, has_syntax_error, parse};
-use super::rewrite::LimitReport;
+use super::rewrite::{LimitReport, drop_beyond_limit};
 use super::walk::{Candidate, Skipped, WalkOptions, walk};
 use super::{CompiledOps, Control, EngineError, Lang, Scope};
 
@@ -246,13 +246,8 @@ pub fn search(
             col.kept += matches.len();
             col.files.insert(key, matches);
             if let Some(limit) = col.limit {
-                while let Some(last) = col.files.last_key_value().map(|(_, m)| m.len()) {
-                    if col.kept - last < limit {
-                        break;
-                    }
-                    col.files.pop_last();
-                    col.kept -= last;
-                }
+                let col = &mut *col;
+                drop_beyond_limit(&mut col.files, &mut col.kept, limit, Vec::len);
             }
         }
         matched
