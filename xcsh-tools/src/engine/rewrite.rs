@@ -95,7 +95,6 @@ pub struct FileEdit {
     removed: String,
     /// The new text of every replacement, concatenated in order.
     inserted: String,
-    sort_key: PathBuf,
 }
 
 impl FileEdit {
@@ -373,7 +372,7 @@ struct FileResult {
 
 fn rewrite_file(c: Candidate<'_>) -> FileResult {
     let mut result = FileResult {
-        sort_key: c.sort_key.clone(),
+        sort_key: c.sort_key,
         display: c.display.clone(),
         has_error: false,
         outcome: Ok(Outcome::NoChange),
@@ -433,7 +432,6 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
         replacements: built.replacements,
         removed: built.removed,
         inserted: built.inserted,
-        sort_key: c.sort_key,
     }));
     result
 }
@@ -506,7 +504,7 @@ impl Collector {
         let n = file.replacements.len();
         self.found += n;
         self.kept += n;
-        self.files.insert(file.sort_key.clone(), file);
+        self.files.insert(result.sort_key, file);
         if let Some(limit) = self.limit {
             drop_beyond_limit(&mut self.files, &mut self.kept, limit, |f| {
                 f.replacements.len()
@@ -682,7 +680,6 @@ mod tests {
             replacements: built.replacements,
             removed: built.removed,
             inserted: built.inserted,
-            sort_key: PathBuf::new(),
         };
         let positions: Vec<_> = file
             .replacements
