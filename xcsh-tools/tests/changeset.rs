@@ -590,6 +590,29 @@ mod symlinks {
     }
 
     #[test]
+    fn a_file_swapped_for_a_link_out_after_recording_is_not_shown_in_the_diff() {
+        let outer = tempfile::tempdir().expect("tempdir");
+        let root = outer.path().join("root");
+        fs::create_dir(&root).expect("mkdir");
+        write(outer.path(), "secret.txt", b"secret\n");
+        write(&root, "a.txt", b"old\n");
+        let mut cs = ChangeSet::new(Workspace::new(&root).expect("workspace"));
+        cs.modify("a.txt", "new\n").expect("modify");
+        cs.delete("a.txt").expect_err("one operation per file");
+        fs::remove_file(root.join("a.txt")).expect("rm");
+        symlink(outer.path().join("secret.txt"), root.join("a.txt")).expect("symlink");
+
+        let diff = cs.diff();
+        assert!(!diff.contains("secret"), "{diff}");
+        assert!(diff.contains("# note: cannot read `a.txt`"), "{diff}");
+        assert!(cs.apply().is_err());
+        assert_eq!(
+            fs::read(outer.path().join("secret.txt")).expect("read"),
+            b"secret\n"
+        );
+    }
+
+    #[test]
     fn deleting_or_renaming_a_link_is_refused_with_a_hint() {
         let dir = tempfile::tempdir().expect("tempdir");
         write(dir.path(), "t.txt", b"t");

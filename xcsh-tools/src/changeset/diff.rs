@@ -101,8 +101,10 @@ impl ChangeSet {
         path: &Path,
         expect: Fingerprint,
     ) -> Option<(Vec<u8>, bool)> {
-        match std::fs::read(path) {
-            Ok(old) => {
+        // Not following a link: one swapped in since the recording must not show what it
+        // points to (apply refuses it the same way).
+        match crate::workspace::read_no_follow(path, None) {
+            Ok((old, _)) => {
                 let as_recorded = Fingerprint::of(&old) == expect;
                 if !as_recorded {
                     let _ = writeln!(
