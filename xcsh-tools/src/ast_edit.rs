@@ -31,8 +31,6 @@ ops=[{\"pat\": \"$X.unwrap()\", \"out\": \"$X?\"}], lang=\"rust\".";
 /// How many characters of diff text a preview shows the model before summarising the rest
 /// (the full per-replacement list is always in the result's details).
 const DEFAULT_MAX_PREVIEW_CHARS: usize = 60_000;
-/// Files named per note (skipped files, parse errors).
-const NAMED_PER_NOTE: usize = 20;
 /// Characters of before/after text per replacement in the details.
 const DETAIL_TEXT_CHARS: usize = 200;
 
@@ -264,7 +262,7 @@ pub fn preview_notes(plan: &EditPlan) -> Vec<String> {
             notes.push(format!(
                 "Skipped {} ({what}): {}.",
                 plural(list.len(), "file"),
-                first_of(list, NAMED_PER_NOTE)
+                first_of(list)
             ));
         }
     }
@@ -272,7 +270,7 @@ pub fn preview_notes(plan: &EditPlan) -> Vec<String> {
         notes.push(format!(
             "{} had syntax errors; matches in their valid parts are included: {}.",
             plural(plan.parse_errors.len(), "file"),
-            first_of(&plan.parse_errors, NAMED_PER_NOTE)
+            first_of(&plan.parse_errors)
         ));
     }
     notes.extend(plan.warnings.iter().cloned());

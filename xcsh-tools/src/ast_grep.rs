@@ -129,7 +129,7 @@ pub fn render_matches(result: &SearchResult) -> String {
             out,
             "\n\n{} had syntax errors; matches in their valid parts are included: {}.",
             plural(result.parse_errors.len(), "file"),
-            first_of(&result.parse_errors, 20)
+            first_of(&result.parse_errors)
         );
     }
     let skipped = result.skipped.total();

@@ -135,8 +135,12 @@ pub(crate) fn plural(n: usize, singular: &str) -> String {
     }
 }
 
-/// Names the first `max` entries of a list and counts the rest.
-pub(crate) fn first_of(list: &[String], max: usize) -> String {
+/// Files named per note (skipped files, parse errors) before the rest are only counted.
+const NAMED_PER_NOTE: usize = 20;
+
+/// Names the first entries of a list and counts the rest.
+pub(crate) fn first_of(list: &[String]) -> String {
+    let max = NAMED_PER_NOTE;
     let shown = list
         .iter()
         .take(max)
