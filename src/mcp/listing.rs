@@ -5,10 +5,11 @@ use std::sync::Arc;
 use rmcp::model::{Tool as McpTool, ToolAnnotations as McpAnnotations};
 use xcsh_core::{Dialect, RESOLVE_TOOL_NAME, Session, Tool, ToolAnnotations, describe_with_stack};
 
-/// Every offered tool, `resolve` last with the pending stack in its description.
+/// Every tool to offer now, `resolve` last with the pending stack in its description (listed
+/// whenever a tool declares it may push or anything is pending; a push sends list_changed).
 pub(crate) fn tools(session: &Session) -> Vec<McpTool> {
     let registry = session.registry();
-    registry
+    session
         .tools()
         .iter()
         .map(|tool| {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::error::ToolError;
+use crate::error::{ErrorKind, ToolError};
 use crate::pending::{PendingAction, PendingActionStore, PendingId};
 
 /// The exact error of [`ToolContext::push_pending_action`] when the runtime has no store.
@@ -303,12 +303,15 @@ impl ToolContext {
     /// Defers a destructive change: pushes `action` on the session's pending stack, where
     /// the `resolve` tool will apply or discard it, and queues [`RESOLVE_REMINDER`].
     ///
-    /// Fails with exactly [`STORE_UNAVAILABLE`] when the runtime has no store.
+    /// Fails with exactly [`STORE_UNAVAILABLE`] ([`ErrorKind::StoreUnavailable`]) when the
+    /// runtime has no store. In a [`Session`](crate::Session) the push always succeeds and
+    /// `resolve` is reachable while the action waits, even from a tool that did not declare
+    /// it may push (declare it, so `resolve` is listed from the start).
     pub fn push_pending_action(&self, action: impl PendingAction) -> Result<PendingId, ToolError> {
         let store = self
             .pending
             .as_ref()
-            .ok_or_else(|| ToolError::new(STORE_UNAVAILABLE))?;
+            .ok_or_else(|| ToolError::with_kind(ErrorKind::StoreUnavailable, STORE_UNAVAILABLE))?;
         let id = store.push(action);
         self.reminders.push(RESOLVE_REMINDER);
         Ok(id)

@@ -1,37 +1,101 @@
-//! [`ToolError`]: a failure a tool reports to the model.
+//! [`ToolError`] and its [`ErrorKind`]: a failure a tool reports to the model.
 
 use std::fmt;
 
-/// A tool failure, turned into an error result (`is_error: true`) before it reaches the model.
+/// What kind of failure a [`ToolError`] (or an error result) is: the part a program
+/// branches on. The message is for the model and for people; the kind is for code.
 ///
-/// Like `anyhow::Error`, it converts from any standard error with `?` — which is why it does
-/// not itself implement [`std::error::Error`]. The message should say what was wrong and what
-/// the model can do about it.
+/// New kinds may be added, so a `match` needs a `_` arm.
 ///
 /// ```
-/// use xcsh_core::ToolError;
+/// use xcsh_core::{ErrorKind, ToolError};
+/// let error = ToolError::invalid_arguments("rename", "files[2]", "invalid type: integer `2`, expected a string");
+/// assert_eq!(error.kind(), &ErrorKind::InvalidArguments { path: "files[2]".into() });
+/// assert_eq!(ToolError::new("disk full").kind(), &ErrorKind::Tool);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The arguments did not decode. `path` is the JSON path of the offending value
+    /// (`files[2]`), empty when the whole argument object is wrong.
+    InvalidArguments {
+        /// Where in the arguments.
+        path: String,
+    },
+    /// No tool of that name is offered.
+    UnknownTool {
+        /// The name that was called.
+        name: String,
+    },
+    /// `resolve` was called with nothing pending.
+    NothingPending,
+    /// The runtime has no pending-action store (a context built without one).
+    StoreUnavailable,
+    /// An action's `apply` failed (returned an error, an error result, or panicked). The
+    /// action is still pending.
+    ApplyFailed,
+    /// An apply was refused because files changed since the preview; nothing was written
+    /// and the action is still pending.
+    Stale {
+        /// The changed files, as the preview named them.
+        files: Vec<String>,
+    },
+    /// The call was cancelled before it finished.
+    Cancelled,
+    /// The call was refused by policy: the strict resolve gate while actions are pending.
+    Refused,
+    /// The tool panicked; the session keeps working.
+    Panicked,
+    /// A discarded action's `reject` hook failed. The action was discarded all the same.
+    RejectFailed,
+    /// The tool's own failure ([`ToolError::new`], a converted error, an error result).
+    Tool,
+}
+
+/// The kind of an error result that carries none of its own.
+pub(crate) static TOOL_KIND: ErrorKind = ErrorKind::Tool;
+
+/// A tool failure, turned into an error result (`is_error: true`) before it reaches the model.
+///
+/// It carries an [`ErrorKind`] for programs and a message for the model. Like
+/// `anyhow::Error`, it converts from any standard error with `?` (as [`ErrorKind::Tool`]) —
+/// which is why it does not itself implement [`std::error::Error`]. The message should say
+/// what was wrong and what the model can do about it.
+///
+/// ```
+/// use xcsh_core::{ErrorKind, ToolError};
 /// fn read(path: &str) -> Result<String, ToolError> {
 ///     let text = std::fs::read_to_string(path)?; // io::Error converts, with its causes
 ///     Ok(text)
 /// }
 /// let err = read("/definitely/not/here").unwrap_err();
 /// assert!(err.to_string().contains("No such file"));
+/// assert_eq!(err.kind(), &ErrorKind::Tool);
 /// assert_eq!(ToolError::new("pattern is empty").message(), "pattern is empty");
+/// let stale = ToolError::with_kind(ErrorKind::Stale { files: vec!["a.rs".into()] }, "a.rs changed");
+/// assert!(matches!(stale.kind(), ErrorKind::Stale { files } if files == &["a.rs"]));
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct ToolError {
+    kind: ErrorKind,
     message: String,
 }
 
 impl ToolError {
-    /// An error with this message.
+    /// The tool's own failure ([`ErrorKind::Tool`]) with this message.
     pub fn new(message: impl Into<String>) -> Self {
+        ToolError::with_kind(ErrorKind::Tool, message)
+    }
+
+    /// An error of a given kind.
+    pub fn with_kind(kind: ErrorKind, message: impl Into<String>) -> Self {
         ToolError {
+            kind,
             message: message.into(),
         }
     }
 
-    /// An error from anything printable.
+    /// An error from anything printable ([`ErrorKind::Tool`]).
     pub fn from_display(error: impl fmt::Display) -> Self {
         ToolError::new(error.to_string())
     }
@@ -39,19 +103,33 @@ impl ToolError {
     /// The error the runtime reports when arguments do not decode: `path` is the JSON path of
     /// the offending value (`files[2]`), empty for the whole argument object.
     pub fn invalid_arguments(tool: &str, path: &str, problem: impl fmt::Display) -> Self {
-        let location = if path.is_empty() || path == "." {
+        let path = if path == "." { "" } else { path };
+        let location = if path.is_empty() {
             String::new()
         } else {
             format!("{path}: ")
         };
-        ToolError::new(format!(
-            "Invalid arguments for `{tool}`: {location}{problem}. Fix the arguments to match the tool's parameter schema and call it again."
-        ))
+        ToolError::with_kind(
+            ErrorKind::InvalidArguments {
+                path: path.to_owned(),
+            },
+            format!(
+                "Invalid arguments for `{tool}`: {location}{problem}. Fix the arguments to match the tool's parameter schema and call it again."
+            ),
+        )
     }
 
     /// The error reported for a call cancelled before it finished.
     pub fn cancelled() -> Self {
-        ToolError::new("Cancelled: the call was cancelled before it finished.")
+        ToolError::with_kind(
+            ErrorKind::Cancelled,
+            "Cancelled: the call was cancelled before it finished.",
+        )
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
     }
 
     /// The message.
@@ -63,6 +141,11 @@ impl ToolError {
     pub fn into_message(self) -> String {
         self.message
     }
+
+    /// The kind and the message.
+    pub fn into_parts(self) -> (ErrorKind, String) {
+        (self.kind, self.message)
+    }
 }
 
 impl fmt::Display for ToolError {
@@ -73,7 +156,10 @@ impl fmt::Display for ToolError {
 
 impl fmt::Debug for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("ToolError").field(&self.message).finish()
+        f.debug_struct("ToolError")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .finish()
     }
 }
 
@@ -81,8 +167,15 @@ impl<E> From<E> for ToolError
 where
     E: std::error::Error + Send + Sync + 'static,
 {
-    /// Keeps the whole cause chain: `outer: inner: root`.
+    /// Keeps the whole cause chain: `outer: inner: root`. A
+    /// [`ResolveError`](crate::ResolveError) keeps its kind; any other error is
+    /// [`ErrorKind::Tool`].
     fn from(error: E) -> Self {
+        if let Some(resolve) =
+            (&error as &dyn std::any::Any).downcast_ref::<crate::resolve::ResolveError>()
+        {
+            return ToolError::with_kind(resolve.kind(), resolve.to_string());
+        }
         let mut message = error.to_string();
         let mut source = error.source();
         while let Some(cause) = source {

@@ -76,11 +76,11 @@ pub use context::{
 };
 pub use dialect::Dialect;
 pub use dialect::Provider;
-pub use error::ToolError;
+pub use error::{ErrorKind, ToolError};
 pub use names::validate_tool_name;
 pub use pending::{
-    DEFAULT_SOURCE_TOOL_NAME, PendingAction, PendingActionStore, PendingEntry, PendingEvent,
-    PendingId, PendingSummary,
+    DEFAULT_SOURCE_TOOL_NAME, PendingAction, PendingActionStore, PendingEvent, PendingId,
+    PendingSummary,
 };
 pub use pending_fn::PendingFn;
 pub use registry::{BuildError, DialectNotEnabled, Registry, SessionBuilder};

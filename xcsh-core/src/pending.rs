@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::error::{ToolError, panic_message};
+use crate::error::{ErrorKind, ToolError, panic_message};
 use crate::result::AgentToolResult;
 use crate::tool::BoxFuture;
 
@@ -122,43 +122,54 @@ pub struct PendingSummary {
     pub details: Option<Value>,
 }
 
-/// A pending action taken off the stack, ready to apply or discard.
-pub struct PendingEntry {
+/// A pending action taken off the stack by `resolve`, ready to apply or discard.
+pub(crate) struct PendingEntry {
     summary: PendingSummary,
     action: Box<dyn ErasedAction>,
 }
 
 impl PendingEntry {
     /// The action's id, label, source and details.
-    pub fn summary(&self) -> &PendingSummary {
+    pub(crate) fn summary(&self) -> &PendingSummary {
         &self.summary
     }
 
-    /// Runs `apply`. A panic inside it is caught and reported as an error, so the caller can
-    /// put the entry back with [`PendingActionStore::restore`].
-    pub async fn apply(&mut self, reason: &str) -> Result<AgentToolResult, ToolError> {
+    /// Runs `apply`. A panic inside it is caught and reported as an error, and so is an
+    /// `Ok` result marked as an error: either way the apply failed and the caller puts the
+    /// entry back.
+    pub(crate) async fn apply(&mut self, reason: &str) -> Result<AgentToolResult, ToolError> {
         match AssertUnwindSafe(self.action.apply_boxed(reason))
             .catch_unwind()
             .await
         {
-            Ok(result) => result,
-            Err(payload) => Err(ToolError::new(format!(
-                "apply panicked: {}",
-                panic_message(payload.as_ref())
-            ))),
+            Ok(Ok(result)) if result.is_error => {
+                let kind = result
+                    .error_kind()
+                    .cloned()
+                    .unwrap_or(ErrorKind::ApplyFailed);
+                Err(ToolError::with_kind(kind, result.text_content()))
+            }
+            Ok(outcome) => outcome,
+            Err(payload) => Err(ToolError::with_kind(
+                ErrorKind::Panicked,
+                format!("apply panicked: {}", panic_message(payload.as_ref())),
+            )),
         }
     }
 
     /// Runs `reject`. A panic inside it is caught and reported as an error.
-    pub async fn reject(&mut self, reason: &str) -> Result<Option<AgentToolResult>, ToolError> {
+    pub(crate) async fn reject(
+        &mut self,
+        reason: &str,
+    ) -> Result<Option<AgentToolResult>, ToolError> {
         AssertUnwindSafe(self.action.reject_boxed(reason))
             .catch_unwind()
             .await
             .map_err(|payload| {
-                ToolError::new(format!(
-                    "reject panicked: {}",
-                    panic_message(payload.as_ref())
-                ))
+                ToolError::with_kind(
+                    ErrorKind::RejectFailed,
+                    format!("reject panicked: {}", panic_message(payload.as_ref())),
+                )
             })
     }
 }
@@ -176,13 +187,18 @@ impl fmt::Debug for PendingEntry {
 pub enum PendingEvent {
     /// An action was pushed on top.
     Pushed(PendingSummary),
-    /// The top action was taken off (to be applied or discarded).
+    /// The top action was taken off by `resolve` (to be applied or discarded).
     Popped(PendingSummary),
-    /// An action whose apply failed was put back on top.
+    /// An action whose apply failed was put back where it was: on top, or under the actions
+    /// pushed while it was being applied.
     Restored(PendingSummary),
 }
 
 /// A per-session LIFO stack of pending actions, safe to share across tasks (`Arc` it).
+///
+/// Anyone may push and look; only [`resolve`](crate::resolve()) takes an action off, always
+/// the top one, so the stack stays last-in, first-out: a failed apply puts its action back
+/// where it was, under anything pushed meanwhile.
 ///
 /// ```
 /// use xcsh_core::{AgentToolResult, PendingAction, PendingActionStore, ToolError};
@@ -200,8 +216,12 @@ pub enum PendingEvent {
 /// assert_eq!(store.peek().unwrap().label, "Step: 2");
 /// let labels: Vec<_> = store.snapshot().into_iter().map(|s| s.label).collect();
 /// assert_eq!(labels, ["Step: 2", "Step: 1"]); // top first
-/// assert_eq!(store.pop().unwrap().summary().label, "Step: 2");
-/// assert!(store.has_pending());
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let done = xcsh_core::resolve(&store, xcsh_core::ResolveAction::Discard, "not now").await.unwrap();
+/// assert_eq!(done.summary.label, "Step: 2");
+/// assert_eq!(store.peek().unwrap().label, "Step: 1");
+/// # });
 /// ```
 pub struct PendingActionStore {
     stack: Mutex<Vec<PendingEntry>>,
@@ -231,7 +251,7 @@ impl PendingActionStore {
 
     fn stack(&self) -> MutexGuard<'_, Vec<PendingEntry>> {
         // A panic while holding this lock cannot leave the Vec half-modified (every critical
-        // section is a single push/pop/clone), so a poisoned lock is still consistent.
+        // section is a single push, pop, insert or clone), so a poisoned lock is still consistent.
         self.stack.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -259,19 +279,30 @@ impl PendingActionStore {
         self.stack().last().map(|entry| entry.summary.clone())
     }
 
-    /// Takes the top action.
-    pub fn pop(&self) -> Option<PendingEntry> {
-        let entry = self.stack().pop()?;
+    /// Takes the top action, with its place (its index from the bottom). Only `resolve`
+    /// calls this, one at a time, so nothing under that place changes until it is restored
+    /// or dropped.
+    pub(crate) fn pop(&self) -> Option<(usize, PendingEntry)> {
+        let (place, entry) = {
+            let mut stack = self.stack();
+            let entry = stack.pop()?;
+            (stack.len(), entry)
+        };
         let _ = self
             .events
             .send(PendingEvent::Popped(entry.summary.clone()));
-        Some(entry)
+        Some((place, entry))
     }
 
-    /// Puts an entry back on top (after a failed apply), keeping its id.
-    pub fn restore(&self, entry: PendingEntry) {
+    /// Puts an entry back at its place (after a failed apply), keeping its id: actions pushed
+    /// while it was out stay above it, so the stack is still last-in, first-out.
+    pub(crate) fn restore(&self, place: usize, entry: PendingEntry) {
         let summary = entry.summary.clone();
-        self.stack().push(entry);
+        {
+            let mut stack = self.stack();
+            let place = place.min(stack.len());
+            stack.insert(place, entry);
+        }
         let _ = self.events.send(PendingEvent::Restored(summary));
     }
 

@@ -57,7 +57,7 @@ impl std::error::Error for BuildError {}
 ///     .strict_resolve_gate(true)
 ///     .build()
 ///     .unwrap();
-/// assert!(session.tool_names().is_empty()); // nothing pushes pending actions: no `resolve`
+/// assert!(session.tool_names().is_empty()); // nothing declares a push: `resolve` is not listed
 /// ```
 #[derive(Default)]
 pub struct SessionBuilder {
@@ -161,7 +161,7 @@ impl SessionBuilder {
             for name in selection {
                 if name == RESOLVE_TOOL_NAME {
                     problems.push(format!(
-                        "`{RESOLVE_TOOL_NAME}` cannot be selected: the runtime adds it whenever a selected tool can push pending actions; remove it from the selection"
+                        "`{RESOLVE_TOOL_NAME}` cannot be selected: the runtime lists it whenever a selected tool can push pending actions or anything is pending; remove it from the selection"
                     ));
                 } else if !tools.iter().any(|t| t.name() == name) {
                     problems.push(format!(
@@ -203,11 +203,11 @@ impl SessionBuilder {
             }
         }
 
+        // `resolve` is always routed, last, so that no pushed action is ever a dead end; it
+        // is listed at rest only when a tool declares it may push (see `Registry::listed`).
         let offers_resolve = tools.iter().any(|t| t.pushes_pending_actions());
-        if offers_resolve {
-            by_name.insert(RESOLVE_TOOL_NAME.to_owned(), tools.len());
-            tools.push(Arc::new(ResolveTool));
-        }
+        by_name.insert(RESOLVE_TOOL_NAME.to_owned(), tools.len());
+        tools.push(Arc::new(ResolveTool));
 
         let dialects = self.dialects.unwrap_or_else(|| Dialect::ALL.to_vec());
         let mut lowered = vec![PerDialect::default(); tools.len()];
@@ -338,22 +338,49 @@ impl fmt::Display for DialectNotEnabled {
 impl std::error::Error for DialectNotEnabled {}
 
 impl Registry {
-    /// The tools, in registration order, `resolve` last when offered.
+    /// The tools listed while nothing is pending, in registration order, `resolve` last when
+    /// a tool declares it may push pending actions. A [`Session`] lists `resolve` also while
+    /// anything is pending ([`Session::tools`]).
     pub fn tools(&self) -> &[Arc<dyn Tool>] {
-        &self.tools
+        self.listed(false)
     }
 
-    /// The tool with this name.
+    /// The tools listed to the model: `resolve` (always last) is listed when a tool declares
+    /// it may push, or when something is pending, whoever pushed it.
+    pub(crate) fn listed(&self, pending: bool) -> &[Arc<dyn Tool>] {
+        &self.tools[..self.listed_len(pending)]
+    }
+
+    fn listed_len(&self, pending: bool) -> usize {
+        if self.offers_resolve || pending {
+            self.tools.len()
+        } else {
+            self.tools.len() - 1
+        }
+    }
+
+    /// The tool with this name. `resolve` is always found: every session can resolve what
+    /// it holds.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.by_name.get(name).map(|&index| &self.tools[index])
     }
 
-    /// The tool definitions in `dialect`'s request shape, `resolve` included when offered,
-    /// computed once when the registry was built.
+    /// The tool definitions in `dialect`'s request shape while nothing is pending, `resolve`
+    /// included when a tool declares it may push; computed once when the registry was built.
+    /// A [`Session`]'s [`definitions`](Session::definitions) also list `resolve` while
+    /// anything is pending.
     pub fn definitions(&self, dialect: Dialect) -> Result<&[Value], DialectNotEnabled> {
+        self.definitions_listed(dialect, false)
+    }
+
+    pub(crate) fn definitions_listed(
+        &self,
+        dialect: Dialect,
+        pending: bool,
+    ) -> Result<&[Value], DialectNotEnabled> {
         self.definitions
             .get(dialect)
-            .map(|defs| &defs[..])
+            .map(|defs| &defs[..self.listed_len(pending)])
             .ok_or(DialectNotEnabled(dialect))
     }
 
@@ -369,7 +396,8 @@ impl Registry {
             .ok_or(DialectNotEnabled(dialect))
     }
 
-    /// Whether `resolve` is offered (some tool can push pending actions).
+    /// Whether `resolve` is listed at rest (some tool declares it may push pending actions).
+    /// It is routed, and listed while anything is pending, either way.
     pub fn offers_resolve(&self) -> bool {
         self.offers_resolve
     }

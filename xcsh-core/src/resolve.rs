@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::context::{STORE_UNAVAILABLE, ToolContext};
-use crate::error::ToolError;
+use crate::error::{ErrorKind, ToolError};
 use crate::pending::PendingEntry;
 use crate::pending::{PendingActionStore, PendingSummary};
 use crate::result::{AgentToolResult, Content};
@@ -105,6 +105,20 @@ impl fmt::Display for ResolveError {
     }
 }
 
+impl ResolveError {
+    /// [`ErrorKind::NothingPending`], or for a failed apply [`ErrorKind::Stale`] when the
+    /// cause was stale files and [`ErrorKind::ApplyFailed`] otherwise.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ResolveError::NothingPending => ErrorKind::NothingPending,
+            ResolveError::ApplyFailed { cause, .. } => match cause.kind() {
+                stale @ ErrorKind::Stale { .. } => stale.clone(),
+                _ => ErrorKind::ApplyFailed,
+            },
+        }
+    }
+}
+
 impl std::error::Error for ResolveError {}
 
 fn resolve_details(action: ResolveAction, reason: &str, summary: &PendingSummary) -> JsonObject {
@@ -125,8 +139,14 @@ fn resolve_details(action: ResolveAction, reason: &str, summary: &PendingSummary
 /// This is the engine of the `resolve` tool, usable directly by agent loops and UIs.
 /// On apply, the result is apply's content, or `Applied: <label>.` when apply returned no
 /// text. On discard, `reject` runs if the action has one, and a returned result replaces
-/// `Discarded: <label>. Reason: <reason>`. A failing or panicking apply puts the action back
-/// on top, unchanged, and returns [`ResolveError::ApplyFailed`].
+/// `Discarded: <label>. Reason: <reason>`; a `reject` that fails or panics still discards
+/// (the person asked to drop it), and the result, marked [`ErrorKind::RejectFailed`], says
+/// the hook failed. An apply that fails, panics or returns an error result puts the action
+/// back where it was, unchanged (on top, or under actions pushed while it ran), and returns
+/// [`ResolveError::ApplyFailed`].
+///
+/// This is the only way to take an action off a store: agent loops, UIs and hosts resolve
+/// through it (or through the `resolve` tool, which calls it).
 ///
 /// ```
 /// use xcsh_core::{resolve, AgentToolResult, PendingAction, PendingActionStore, ResolveAction, ToolError};
@@ -152,12 +172,13 @@ pub async fn resolve(
     reason: &str,
 ) -> Result<Resolution, ResolveError> {
     let _serialised = store.resolving.lock().await;
-    let entry = store.pop().ok_or(ResolveError::NothingPending)?;
+    let (place, entry) = store.pop().ok_or(ResolveError::NothingPending)?;
     let summary = entry.summary().clone();
     // If this future is dropped mid-way (its caller was cancelled), the action goes back on
     // the stack instead of vanishing.
     let mut taken = PutBackOnDrop {
         store,
+        place,
         entry: Some(entry),
     };
     let mut details = resolve_details(action, reason, &summary);
@@ -192,8 +213,7 @@ pub async fn resolve(
                 // The person asked to drop it: it stays dropped, but the model hears that
                 // the clean-up hook failed.
                 Err(cause) => {
-                    let mut result = default();
-                    result.is_error = true;
+                    let mut result = default().with_error_kind(ErrorKind::RejectFailed);
                     result
                         .content
                         .push(Content::text(format!("The discard hook failed: {cause}")));
@@ -218,6 +238,8 @@ pub async fn resolve(
 /// Holds a popped entry; unless consumed, puts it back on the stack when dropped.
 struct PutBackOnDrop<'a> {
     store: &'a PendingActionStore,
+    /// Where the entry was, from the bottom: where it goes back.
+    place: usize,
     entry: Option<PendingEntry>,
 }
 
@@ -233,10 +255,10 @@ impl PutBackOnDrop<'_> {
         self.entry = None;
     }
 
-    /// The action stays pending: back on top.
+    /// The action stays pending: back where it was.
     fn put_back(&mut self) {
         if let Some(entry) = self.entry.take() {
-            self.store.restore(entry);
+            self.store.restore(self.place, entry);
         }
     }
 }
@@ -270,8 +292,9 @@ static RESOLVE_SCHEMA: LazyLock<Arc<JsonObject>> = LazyLock::new(|| {
     }
 });
 
-/// The hidden `resolve` tool. Sessions add it by themselves when a registered tool can push
-/// pending actions; register it by hand only in a custom runtime.
+/// The hidden `resolve` tool. Every session routes it, and lists it whenever a registered
+/// tool declares it may push pending actions or anything is pending; register it by hand
+/// only in a custom runtime.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ResolveTool;
 
@@ -305,9 +328,9 @@ impl Tool for ResolveTool {
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
         Box::pin(async move {
             let args: ResolveArgs = decode_arguments(RESOLVE_TOOL_NAME, args)?;
-            let store = ctx
-                .pending_store()
-                .ok_or_else(|| ToolError::new(STORE_UNAVAILABLE))?;
+            let store = ctx.pending_store().ok_or_else(|| {
+                ToolError::with_kind(ErrorKind::StoreUnavailable, STORE_UNAVAILABLE)
+            })?;
             // Run to completion on its own task: cancelling the call stops the waiting, never
             // an apply half-way through.
             let store = Arc::clone(store);
@@ -315,19 +338,23 @@ impl Tool for ResolveTool {
             let action = args.action;
             let outcome = tokio::spawn(async move { resolve(&store, action, &reason).await })
                 .await
-                .map_err(|join| ToolError::new(format!("resolve did not complete: {join}")))?;
+                .map_err(|join| {
+                    ToolError::with_kind(
+                        ErrorKind::Panicked,
+                        format!("resolve did not complete: {join}"),
+                    )
+                })?;
             match outcome {
                 Ok(resolution) => Ok(resolution.result),
-                Err(error @ ResolveError::NothingPending) => Err(ToolError::new(error.to_string())),
+                Err(error @ ResolveError::NothingPending) => Err(ToolError::from(error)),
                 Err(error @ ResolveError::ApplyFailed { .. }) => {
-                    let ResolveError::ApplyFailed {
-                        summary, reason, ..
-                    } = &error
-                    else {
-                        unreachable!()
+                    let details = match &error {
+                        ResolveError::ApplyFailed {
+                            summary, reason, ..
+                        } => resolve_details(args.action, reason, summary),
+                        ResolveError::NothingPending => JsonObject::new(),
                     };
-                    let details = resolve_details(args.action, reason, summary);
-                    Ok(AgentToolResult::error(error.to_string())
+                    Ok(AgentToolResult::from(ToolError::from(error))
                         .with_details(Value::Object(details)))
                 }
             }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::ToolError;
+use crate::error::{ErrorKind, TOOL_KIND, ToolError};
 
 /// One block of content in a tool result.
 ///
@@ -88,6 +88,9 @@ pub struct AgentToolResult {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub is_error: bool,
+    /// What kind of failure, when the runtime or the tool said; see [`error_kind`](Self::error_kind).
+    #[serde(skip)]
+    kind: Option<ErrorKind>,
 }
 
 impl AgentToolResult {
@@ -97,6 +100,7 @@ impl AgentToolResult {
             content: vec![Content::text(text)],
             details: None,
             is_error: false,
+            kind: None,
         }
     }
 
@@ -106,6 +110,37 @@ impl AgentToolResult {
             is_error: true,
             ..AgentToolResult::text(message)
         }
+    }
+
+    /// An error result of a given kind.
+    pub fn failure(kind: ErrorKind, message: impl Into<String>) -> Self {
+        AgentToolResult::error(message).with_error_kind(kind)
+    }
+
+    /// Marks the result as an error of this kind.
+    #[must_use]
+    pub fn with_error_kind(mut self, kind: ErrorKind) -> Self {
+        self.is_error = true;
+        self.kind = Some(kind);
+        self
+    }
+
+    /// What kind of failure this result reports: `None` for a success, the kind the runtime
+    /// or the tool gave otherwise ([`ErrorKind::Tool`] when none was given). Branch on this,
+    /// not on the text.
+    ///
+    /// ```
+    /// use xcsh_core::{AgentToolResult, ErrorKind, ToolError};
+    /// assert_eq!(AgentToolResult::text("ok").error_kind(), None);
+    /// assert_eq!(AgentToolResult::error("no").error_kind(), Some(&ErrorKind::Tool));
+    /// let failed = AgentToolResult::from(ToolError::with_kind(ErrorKind::NothingPending, "…"));
+    /// assert_eq!(failed.error_kind(), Some(&ErrorKind::NothingPending));
+    /// ```
+    pub fn error_kind(&self) -> Option<&ErrorKind> {
+        if !self.is_error {
+            return None;
+        }
+        Some(self.kind.as_ref().unwrap_or(&TOOL_KIND))
     }
 
     /// A successful result with no content; callers such as `resolve` fill in a default.
@@ -179,7 +214,8 @@ impl From<()> for AgentToolResult {
 
 impl From<ToolError> for AgentToolResult {
     fn from(error: ToolError) -> Self {
-        AgentToolResult::error(error.to_string())
+        let (kind, message) = error.into_parts();
+        AgentToolResult::failure(kind, message)
     }
 }
 
@@ -187,7 +223,8 @@ impl From<ToolError> for AgentToolResult {
 ///
 /// Implemented for [`AgentToolResult`], [`String`], `&str`, [`Content`], `()` (no text: callers
 /// such as `resolve` fill in a default), and `Result<T, E>` of any of those with any
-/// [`Display`](std::fmt::Display) error — [`ToolError`], `anyhow::Error`, `std::io::Error`, a `String`…
+/// [`Display`](std::fmt::Display) error — [`ToolError`] (keeping its [`ErrorKind`]),
+/// `anyhow::Error`, `std::io::Error`, a `String`…
 ///
 /// ```
 /// use xcsh_core::{IntoToolResult, ToolError};
@@ -216,12 +253,18 @@ into_tool_result_via_from!(AgentToolResult, String, &str, Content, Vec<Content>,
 impl<T, E> IntoToolResult for Result<T, E>
 where
     T: Into<AgentToolResult>,
-    E: std::fmt::Display,
+    E: std::fmt::Display + 'static,
 {
     fn into_tool_result(self) -> Result<AgentToolResult, ToolError> {
         match self {
             Ok(value) => Ok(value.into()),
-            Err(error) => Err(ToolError::from_display(error)),
+            // A `ToolError` keeps its kind; any other error is the tool's own.
+            Err(error) => Err(
+                match (&error as &dyn std::any::Any).downcast_ref::<ToolError>() {
+                    Some(tool_error) => tool_error.clone(),
+                    None => ToolError::from_display(error),
+                },
+            ),
         }
     }
 }

@@ -14,10 +14,10 @@ use tracing::Instrument;
 use crate::bounds::{MAX_ARGUMENT_DEPTH, dismantle, nests_deeper_than, shorten_error_texts};
 use crate::context::{CallId, ProgressSink, RESOLVE_REMINDER, Reminders, ToolContext};
 use crate::dialect::{Dialect, Provider, restore_arguments};
-use crate::error::{ToolError, panic_message};
+use crate::error::{ErrorKind, ToolError, panic_message};
 use crate::pending::PendingActionStore;
 use crate::registry::{DialectNotEnabled, Registry, SessionBuilder, closest};
-use crate::resolve::RESOLVE_TOOL_NAME;
+use crate::resolve::{RESOLVE_TOOL_NAME, Resolution, ResolveAction, ResolveError, resolve};
 use crate::result::AgentToolResult;
 use crate::tool::Tool;
 
@@ -97,12 +97,13 @@ impl Session {
         &self.registry
     }
 
-    /// The tools offered to the model, `resolve` included when offered.
+    /// The tools to offer the model now: the registry's, and `resolve` (last) whenever a tool
+    /// declares it may push pending actions or anything is pending.
     pub fn tools(&self) -> &[Arc<dyn Tool>] {
-        self.registry.tools()
+        self.registry.listed(self.store.has_pending())
     }
 
-    /// The names of the offered tools.
+    /// The names of the tools to offer now.
     pub fn tool_names(&self) -> Vec<&str> {
         self.tools().iter().map(|t| t.name()).collect()
     }
@@ -110,6 +111,16 @@ impl Session {
     /// The pending-action stack.
     pub fn pending(&self) -> &Arc<PendingActionStore> {
         &self.store
+    }
+
+    /// Applies or discards the top pending action, as the `resolve` tool does: the host's way
+    /// to resolve for a person (a UI's Accept and Discard buttons). See [`resolve()`].
+    pub async fn resolve(
+        &self,
+        action: ResolveAction,
+        reason: &str,
+    ) -> Result<Resolution, ResolveError> {
+        resolve(&self.store, action, reason).await
     }
 
     /// Takes the reminders queued for the model (one per pushed preview).
@@ -133,8 +144,12 @@ impl Session {
     }
 
     /// How to steer the model toward `resolve`, or `None` when nothing is pending.
+    ///
+    /// While anything is pending, [`tools`](Self::tools) and [`definitions`](Self::definitions)
+    /// list `resolve`: take the definitions and the tool choice for a request at the same
+    /// time, so the choice never names a tool the provider was not given.
     pub fn resolve_bias(&self, provider: impl Into<Provider>) -> Option<ResolveBias> {
-        if !self.store.has_pending() || !self.registry.offers_resolve {
+        if !self.store.has_pending() {
             return None;
         }
         Some(
@@ -145,9 +160,11 @@ impl Session {
         )
     }
 
-    /// The tool definitions for `dialect` (see [`Registry::definitions`]).
+    /// The tool definitions for `dialect` to send now: [`Registry::definitions`], with
+    /// `resolve` added while anything is pending.
     pub fn definitions(&self, dialect: Dialect) -> Result<&[Value], DialectNotEnabled> {
-        self.registry.definitions(dialect)
+        self.registry
+            .definitions_listed(dialect, self.store.has_pending())
     }
 
     /// Calls a tool. Failures of every kind come back as error results the model can act
@@ -168,19 +185,20 @@ impl Session {
             // Dropping (or decoding) such a value recursively would overflow the stack and
             // abort the process: take it apart in a loop, and tell the model.
             dismantle(args);
-            return AgentToolResult::error(
-                ToolError::invalid_arguments(
-                    name,
-                    "",
-                    format!(
-                        "arrays and objects are nested more than {MAX_ARGUMENT_DEPTH} levels deep"
-                    ),
-                )
-                .into_message(),
-            );
+            return ToolError::invalid_arguments(
+                name,
+                "",
+                format!("arrays and objects are nested more than {MAX_ARGUMENT_DEPTH} levels deep"),
+            )
+            .into();
         }
         let Some(tool) = self.registry.get(name) else {
-            let mut result = AgentToolResult::error(self.unknown_tool_message(name));
+            let mut result = AgentToolResult::failure(
+                ErrorKind::UnknownTool {
+                    name: name.to_owned(),
+                },
+                self.unknown_tool_message(name),
+            );
             shorten_error_texts(&mut result);
             return result;
         };
@@ -188,11 +206,14 @@ impl Session {
             && name != RESOLVE_TOOL_NAME
             && let Some(top) = self.store.peek()
         {
-            return AgentToolResult::error(format!(
-                "Call refused: {} pending action(s) await resolution, the most recent being `{}`. Call the `{RESOLVE_TOOL_NAME}` tool first to apply or discard it, then call `{name}` again.",
-                self.store.len(),
-                top.label
-            ));
+            return AgentToolResult::failure(
+                ErrorKind::Refused,
+                format!(
+                    "Call refused: {} pending action(s) await resolution, the most recent being `{}`. Call the `{RESOLVE_TOOL_NAME}` tool first to apply or discard it, then call `{name}` again.",
+                    self.store.len(),
+                    top.label
+                ),
+            );
         }
 
         if let Some(dialect) = options.dialect {
@@ -232,13 +253,16 @@ impl Session {
         };
         let mut result = match outcome {
             Ok(Ok(result)) => result,
-            Ok(Err(error)) => AgentToolResult::error(error.into_message()),
+            Ok(Err(error)) => AgentToolResult::from(error),
             Err(payload) => {
                 let message = panic_message(payload.as_ref());
                 tracing::error!(tool = name, %message, "tool panicked");
-                AgentToolResult::error(format!(
-                    "Tool `{name}` failed unexpectedly (panic: {message}). Nothing else was affected; you may retry with different arguments or use another tool."
-                ))
+                AgentToolResult::failure(
+                    ErrorKind::Panicked,
+                    format!(
+                        "Tool `{name}` failed unexpectedly (panic: {message}). Nothing else was affected; you may retry with different arguments or use another tool."
+                    ),
+                )
             }
         };
         if result.is_error {

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use xcsh_core::{AgentToolResult, Session};
+use xcsh_core::{AgentToolResult, ResolveAction, Session};
 
 mod common;
 use common::{session, snapshot};
@@ -584,7 +584,11 @@ async fn every_bad_input_is_an_error_result_naming_the_problem() {
         }
         if session.pending().has_pending() {
             failures.push(format!("{}: pushed a pending action", case.name));
-            while session.pending().pop().is_some() {}
+            while session
+                .resolve(ResolveAction::Discard, "bad input must not preview")
+                .await
+                .is_ok()
+            {}
         }
         if snapshot(root) != before {
             failures.push(format!("{}: the workspace changed", case.name));
