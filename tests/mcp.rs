@@ -232,6 +232,83 @@ async fn failures_are_error_results_not_protocol_errors() {
     client.cancel().await.unwrap();
 }
 
+/// Pushes a pending action although it does not declare `pending`.
+#[custom_tool]
+struct PushesUndeclared {}
+
+impl PushesUndeclared {
+    async fn execute(self, ctx: &ToolContext) -> Result<String, xcsh::ToolError> {
+        ctx.push_pending_action(Undeclared)?;
+        Ok("Previewed.".into())
+    }
+}
+
+#[xcsh::pending(apply, label = "Undeclared: 1 step")]
+struct Undeclared;
+
+impl Undeclared {
+    async fn apply(&mut self, _reason: &str) -> &'static str {
+        "Applied the undeclared step."
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undeclared_push_is_resolvable_over_mcp_with_the_strict_gate() {
+    let registry = Session::builder()
+        .custom::<PushesUndeclared>()
+        .custom::<Count>()
+        .strict_resolve_gate(true)
+        .build_registry()
+        .unwrap();
+    let (client, seen) = connect(McpServer::new(registry)).await;
+    let listed = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
+        tools.into_iter().map(|t| t.name.to_string()).collect()
+    };
+    assert_eq!(
+        listed(client.peer().list_tools(None).await.unwrap().tools),
+        ["pushes_undeclared", "count"]
+    );
+
+    let preview = call(&client, "pushes_undeclared", json!({})).await;
+    assert_eq!(preview.is_error, Some(false), "{}", text(&preview));
+    for _ in 0..100 {
+        if seen.list_changed.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        seen.list_changed.load(Ordering::SeqCst),
+        "tools/list_changed after the push"
+    );
+    assert_eq!(
+        listed(client.peer().list_tools(None).await.unwrap().tools),
+        ["pushes_undeclared", "count", "resolve"]
+    );
+    let refused = call(&client, "count", json!({})).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        text(&refused).starts_with("Call refused: 1 pending action(s)"),
+        "{}",
+        text(&refused)
+    );
+
+    let applied = call(
+        &client,
+        "resolve",
+        json!({"action": "apply", "reason": "ok"}),
+    )
+    .await;
+    assert_eq!(applied.is_error, Some(false), "{}", text(&applied));
+    assert_eq!(text(&applied), "Applied the undeclared step.");
+    assert_eq!(
+        listed(client.peer().list_tools(None).await.unwrap().tools),
+        ["pushes_undeclared", "count"]
+    );
+    assert_eq!(text(&call(&client, "count", json!({})).await), "counted");
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_connection_has_its_own_pending_stack() {
     let dir = tempfile::tempdir().unwrap();

@@ -182,7 +182,8 @@ impl McpServer {
         &self.session
     }
 
-    /// The names of the listed tools, `resolve` included when offered.
+    /// The names of the listed tools, `resolve` included when a tool declares it may push or
+    /// anything is pending.
     pub fn tool_names(&self) -> Vec<&str> {
         self.session.tool_names()
     }
