@@ -8,9 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
+use xcsh::pending::ResolutionView;
+use xcsh::session::ResolveBias;
 use xcsh::{
-    Dialect, ResolutionView, ResolveAction, ResolveBias, Session, ToolContext, ToolError,
-    custom_tool, pending, tool_param,
+    Dialect, ResolveAction, Session, ToolContext, ToolError, custom_tool, pending, tool_param,
 };
 
 /// How new names are spelt.
@@ -66,8 +67,9 @@ impl BatchRenamePreview {
             dir: root.to_path_buf(),
             plan,
         })?;
+        // The seed's words first; the plan itself after them.
         Ok(format!(
-            "Rename plan ({count} files):\n{}\nCall resolve to apply or discard.",
+            "Prepared rename plan for {count} files. Call resolve to apply or discard.\n{}",
             preview.join("\n")
         ))
     }
@@ -95,7 +97,7 @@ struct RenamePlan {
 }
 
 impl RenamePlan {
-    async fn apply(&mut self, _reason: &str) -> Result<String, ToolError> {
+    async fn apply(&mut self, reason: &str) -> Result<String, ToolError> {
         for (old, new) in &self.plan {
             if !self.dir.join(old).is_file() {
                 return Err(ToolError::new(format!(
@@ -109,14 +111,11 @@ impl RenamePlan {
         for (old, new) in &self.plan {
             std::fs::rename(self.dir.join(old), self.dir.join(new))?;
         }
-        Ok(format!("Renamed {} files.", self.plan.len()))
+        Ok(format!("Applied batch rename. Reason: {reason}"))
     }
 
     async fn reject(&mut self, reason: &str) -> String {
-        format!(
-            "Discarded the rename plan; {} files keep their names. Reason: {reason}",
-            self.plan.len()
-        )
+        format!("Discarded batch rename. Reason: {reason}")
     }
 }
 

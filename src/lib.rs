@@ -1,30 +1,141 @@
 //! xcsh: the framework for the tools LLM coding agents call.
 //!
-//! Annotate a struct with [`custom_tool`](macro@custom_tool) and get its JSON parameter schema, argument
-//! decoding and registration. Destructive tools compute a preview and push a
-//! [`PendingAction`] (write one with [`pending`]); the hidden `resolve` tool applies or
-//! discards it, and while anything is pending [`Session::tool_choice`] forces `resolve` in
-//! each provider's own format. [`tools`] holds the built-in `ast_edit`/`ast_grep` and the
-//! stale-safe [`tools::ChangeSet`].
+//! Annotate a struct with [`custom_tool`](macro@custom_tool) and get its JSON parameter
+//! schema, argument decoding and registration. Destructive tools compute a preview and push a
+//! [`PendingAction`] (write one with [`pending`](macro@pending)); the hidden `resolve` tool
+//! applies or discards it, and while anything is pending [`Session::tool_choice`] forces
+//! `resolve` in each provider's own format.
 //!
-//! This crate re-exports `xcsh-core`, `xcsh-macros` and `xcsh-tools`; depend on it alone.
+//! The root holds what a tool author names in a normal program; the rest lives in modules
+//! named after their concept:
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`pending`] | the pending-action stack, `resolve` and its exact strings |
+//! | [`session`] | sessions, registries, call options, extensions, progress |
+//! | [`tool`] | the tool traits, results, errors, suites and schemas |
+//! | [`dialect`] | provider dialects: definitions, schema lowering, argument restoring |
+//! | [`tools`] | the built-in `ast_edit` and `ast_grep` (feature `tools`) |
+//! | [`changeset`] | stale-safe, all-or-nothing multi-file edits (feature `tools`) |
+//! | [`mcp`] | serving tools over the Model Context Protocol (feature `mcp`) |
+//! | `testing` | fault injection and dialect validators for tests (feature `testing`) |
+//!
+//! # Features
+//!
+//! | feature | default | brings |
+//! |---|---|---|
+//! | `macros` | yes | `#[custom_tool]`, `#[pending]`, `#[tool_param]`, `suite!` |
+//! | `tools` | yes | [`tools`] and [`changeset`] (ast-grep and its tree-sitter grammars) |
+//! | `mcp` | yes | [`mcp`] (rmcp, hyper) |
+//! | `cli` | yes | the `xcsh` binary (clap), with `tools` and `mcp` |
+//! | `testing` | no | `testing`: fault plans and dialect validators |
+//!
+//! A crate that only defines tools needs
+//! `xcsh = { version = "0.1", default-features = false, features = ["macros"] }`: it builds
+//! the runtime and the macros, and none of rmcp, hyper, clap or tree-sitter.
 
-pub use xcsh_core::*;
-pub use xcsh_macros::*;
+#![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
-/// Built-in tools and the stale-safe, all-or-nothing [`ChangeSet`](tools::ChangeSet).
-pub mod tools {
-    pub use xcsh_tools::*;
-}
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use xcsh_macros::{custom_tool, pending, suite, tool_param};
 
-pub mod mcp;
+#[doc(inline)]
+pub use xcsh_core::{
+    AgentToolResult, CustomTool, Dialect, ErrorKind, PendingAction, ResolveAction, Session, Tool,
+    ToolContext, ToolError, ToolSuite,
+};
 
 /// serde_json, for building arguments and reading results without a direct dependency.
 pub use serde_json;
 
+/// The pending-action stack and `resolve`: what waits for a decision, and the only way to
+/// take it off ([`resolve()`](pending::resolve) or [`Session::resolve`]).
+pub mod pending {
+    #[doc(inline)]
+    pub use xcsh_core::{
+        APPLY_FAILED_PREFIX, DEFAULT_SOURCE_TOOL_NAME, NOTHING_PENDING, PendingAction,
+        PendingActionStore, PendingEvent, PendingFn, PendingId, PendingSummary, RESOLVE_REMINDER,
+        RESOLVE_TOOL_LABEL, RESOLVE_TOOL_NAME, Reminders, Resolution, ResolutionView,
+        ResolveAction, ResolveArgs, ResolveError, ResolveTool, STORE_UNAVAILABLE,
+        describe_with_stack, resolve,
+    };
+}
+
+/// Sessions and the registries they share: building, calling, tool choice, extensions,
+/// progress and cancellation.
+pub mod session {
+    #[doc(inline)]
+    pub use xcsh_core::{
+        BuildError, CallOptions, CancellationToken, DialectNotEnabled, Extensions,
+        MAX_ARGUMENT_DEPTH, Progress, ProgressSink, Registry, ResolveBias, Session, SessionBuilder,
+    };
+}
+
+/// Tools: the traits, what they return, how they fail, suites, and parameter schemas.
+pub mod tool {
+    #[doc(inline)]
+    pub use xcsh_core::schema::{cached_schema_for, schema_for};
+    #[doc(inline)]
+    pub use xcsh_core::{
+        AgentToolResult, BoxFuture, Content, CustomTool, ErrorKind, IntoToolResult, JsonObject,
+        Suite, Tool, ToolAnnotations, ToolContext, ToolError, ToolSuite, decode_arguments,
+        registered_suite, validate_tool_name,
+    };
+}
+
+/// Provider dialects: tool definitions in each provider's request shape, schema lowering,
+/// and restoring arguments sent in a dialect's strict form.
+pub mod dialect {
+    #[doc(inline)]
+    pub use xcsh_core::dialect::{
+        Dialect, FieldPath, LowerError, LowerErrorKind, ParseDialectError, PathSegment, Provider,
+        ToolMeta, gemini_tools, lower_schema, restore_arguments, tool_definition,
+    };
+}
+
+/// The built-in tools: `ast_edit` and `ast_grep`, the ast-grep engine they share, and the
+/// workspace confinement they rely on.
+#[cfg(feature = "tools")]
+pub mod tools {
+    #[doc(inline)]
+    pub use xcsh_tools::{
+        AST_EDIT, AST_GREP, AstEdit, AstEditOp, AstEditParams, AstGrep, AstGrepParams,
+        builtin_suite, preview_notes, render_matches, render_preview, summary,
+    };
+    #[doc(inline)]
+    pub use xcsh_tools::{engine, workspace};
+}
+
+/// Stale-safe, all-or-nothing multi-file edits: what `ast_edit` applies, and what any tool
+/// can use for its own preview and apply.
+#[cfg(feature = "tools")]
+pub mod changeset {
+    #[doc(inline)]
+    pub use xcsh_tools::changeset::{
+        ApplyError, ApplyReport, Attention, ChangeSet, ChangeSetError, Fingerprint, Splice,
+        StaleFile, StaleReason,
+    };
+}
+
+#[cfg(feature = "mcp")]
+pub mod mcp;
+
+/// Machinery for tests: fault plans that fail a [`ChangeSet`](crate::changeset::ChangeSet)
+/// apply at a chosen step, and validators that check definitions against each provider's
+/// rules.
+#[cfg(feature = "testing")]
+pub mod testing {
+    #[doc(inline)]
+    pub use xcsh_core::dialect::validate;
+    #[cfg(feature = "tools")]
+    #[doc(inline)]
+    pub use xcsh_tools::changeset::FaultPlan;
+}
+
 // Keeps the README's example compiling: it runs as a doc test.
+#[cfg(all(doctest, feature = "macros"))]
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
 pub struct ReadmeDoctests;
 
 /// Paths the macros' generated code uses, so a user's crate needs only `xcsh` (under any

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 use xcsh::Dialect;
-use xcsh::dialect::validate;
+use xcsh::testing::validate;
 
 const UNWRAPS: &str =
     "fn load() -> Result<(), E> {\n    let a = f().unwrap();\n    g(a).unwrap();\n    Ok(())\n}\n";

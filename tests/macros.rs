@@ -2,9 +2,11 @@
 //! both tool forms, pending actions through `resolve`, and self-registration.
 
 use serde_json::json;
+use xcsh::pending::{PendingActionStore, resolve};
+use xcsh::tool::{Suite, ToolAnnotations};
 use xcsh::{
-    AgentToolResult, CustomTool, PendingActionStore, ResolveAction, Session, Suite, Tool,
-    ToolAnnotations, ToolContext, ToolError, custom_tool, pending, resolve, suite, tool_param,
+    AgentToolResult, CustomTool, ResolveAction, Session, Tool, ToolContext, ToolError, custom_tool,
+    pending, suite, tool_param,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -344,7 +346,7 @@ async fn fn_form_runs() {
         .call_with(
             "count_word",
             json!({"text": "A a b A", "word": "a", "ignore_case": true}),
-            xcsh::CallOptions {
+            xcsh::session::CallOptions {
                 call_id: Some("c1".into()),
                 ..Default::default()
             },
@@ -474,7 +476,7 @@ fn tools_register_themselves() {
     }
     assert!(registry.offers_resolve());
 
-    let mine = xcsh::registered_suite(module_path!());
+    let mine = xcsh::tool::registered_suite(module_path!());
     let names: Vec<String> = mine.tools().iter().map(|t| t.name().to_owned()).collect();
     assert_eq!(
         names,
@@ -486,7 +488,7 @@ fn tools_register_themselves() {
         ]
     );
     assert!(
-        xcsh::registered_suite("some_other_crate")
+        xcsh::tool::registered_suite("some_other_crate")
             .tools()
             .is_empty()
     );

@@ -13,8 +13,9 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use xcsh::mcp::McpServer;
+use xcsh::session::{CancellationToken, Registry};
 use xcsh::tools::builtin_suite;
-use xcsh::{CancellationToken, Dialect, Registry, Session, ToolContext, custom_tool};
+use xcsh::{Dialect, Session, ToolContext, custom_tool};
 
 /// What the client saw besides responses.
 #[derive(Clone, Default)]

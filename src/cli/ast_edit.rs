@@ -8,7 +8,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
-use xcsh::tools::changeset::ChangeSet;
+use xcsh::changeset::ChangeSet;
 use xcsh::tools::engine::{self, Control, EditPlan, EditRequest, EngineError, Lang, Op, Scope};
 use xcsh::tools::workspace::{PathError, Workspace};
 use xcsh::tools::{preview_notes, render_preview, summary};

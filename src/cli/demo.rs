@@ -11,7 +11,9 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
-use xcsh::{AgentToolResult, Dialect, ResolutionView, ResolveAction, ResolveBias, Session};
+use xcsh::pending::ResolutionView;
+use xcsh::session::ResolveBias;
+use xcsh::{AgentToolResult, Dialect, ResolveAction, Session};
 
 use super::{Failure, root, runtime, style};
 

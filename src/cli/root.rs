@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use xcsh::Registry;
+use xcsh::session::Registry;
 use xcsh::tools::builtin_suite;
 
 use super::Failure;

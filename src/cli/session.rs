@@ -13,7 +13,8 @@ use std::process::ExitCode;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use xcsh::{AgentToolResult, RESOLVE_TOOL_NAME, ResolutionView, ResolveAction, Session};
+use xcsh::pending::{RESOLVE_TOOL_NAME, ResolutionView};
+use xcsh::{AgentToolResult, ResolveAction, Session};
 
 use super::{EXIT_FAILURE, Failure, root, runtime, style};
 

@@ -5,7 +5,9 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake};
 
-use tools_fw::{ResolveAction, Session, Suite, resolve};
+use tools_fw::pending::resolve;
+use tools_fw::tool::Suite;
+use tools_fw::{ResolveAction, Session};
 use xcsh_downstream::{Unit, tools};
 
 /// Drives a future on this thread: enough for tools that do not need a runtime's I/O.
@@ -96,7 +98,7 @@ fn tools_run_through_a_session() {
 
 #[test]
 fn tools_register_themselves_under_the_crate_path() {
-    let suite = tools_fw::registered_suite("xcsh_downstream");
+    let suite = tools_fw::tool::registered_suite("xcsh_downstream");
     let names: Vec<String> = suite.tools().iter().map(|t| t.name().to_owned()).collect();
     assert_eq!(names, ["convert_temperature", "delete_note"]);
 }

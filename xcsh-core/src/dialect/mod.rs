@@ -42,6 +42,7 @@ use serde_json::{Value, json};
 mod definition;
 mod lower;
 mod restore;
+#[cfg(any(test, feature = "testing"))]
 pub mod validate;
 
 pub use definition::{ToolMeta, gemini_tools, tool_definition};

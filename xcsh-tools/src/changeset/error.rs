@@ -255,7 +255,7 @@ pub enum ApplyError {
         /// Temporary or backup files that could not be removed (absolute paths).
         leftovers: Vec<PathBuf>,
     },
-    /// A [`FaultPlan`](super::FaultPlan) stopped the apply dead, as a SIGKILL would: no
+    /// A fault plan (feature `testing`) stopped the apply dead, as a SIGKILL would: no
     /// rollback and no clean-up ran. Only fault-injection tests see this.
     #[doc(hidden)]
     #[error("apply stopped by a simulated crash before step {step}")]

@@ -69,7 +69,10 @@ use std::sync::Arc;
 pub use apply::ApplyReport;
 pub use error::{ApplyError, Attention, ChangeSetError, StaleFile, StaleReason};
 #[doc(hidden)]
+#[cfg(feature = "testing")]
 pub use fault::FaultPlan;
+#[cfg(not(feature = "testing"))]
+pub(crate) use fault::FaultPlan;
 pub use fingerprint::Fingerprint;
 pub use splice::Splice;
 

@@ -33,7 +33,7 @@ pub(super) struct Failure {
     pub(super) what: &'static str,
     pub(super) path: String,
     pub(super) source: io::Error,
-    /// Injected by a [`FaultPlan`](crate::changeset::FaultPlan) rather than reported by the
+    /// Injected by a fault plan rather than reported by the
     /// system.
     pub(super) injected: bool,
 }

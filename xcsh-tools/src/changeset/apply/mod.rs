@@ -138,10 +138,11 @@ impl ChangeSet {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn apply(&self) -> Result<ApplyReport, ApplyError> {
-        self.apply_with_faults(&FaultPlan::none())
+        self.apply_faulty(&FaultPlan::none())
     }
 
-    /// [`apply`](Self::apply) with injected faults, for tests: see [`FaultPlan`].
+    /// [`apply`](Self::apply) with injected faults, for tests: see [`FaultPlan`]. Only with
+    /// the `testing` feature.
     ///
     /// ```
     /// # use xcsh_tools::{changeset::{ChangeSet, FaultPlan}, workspace::Workspace};
@@ -153,8 +154,12 @@ impl ChangeSet {
     /// assert_eq!(std::fs::read_to_string(dir.path().join("a.txt"))?, "old");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[doc(hidden)]
+    #[cfg(feature = "testing")]
     pub fn apply_with_faults(&self, plan: &FaultPlan) -> Result<ApplyReport, ApplyError> {
+        self.apply_faulty(plan)
+    }
+
+    fn apply_faulty(&self, plan: &FaultPlan) -> Result<ApplyReport, ApplyError> {
         if self.ops.is_empty() {
             return Ok(ApplyReport::default());
         }
