@@ -290,15 +290,14 @@ impl Args {
         }
     }
 
-    pub(crate) fn ident(&self, name: &str) -> Option<&Ident> {
-        match &self.get(name)?.value {
-            Value::Ident(i) => Some(i),
-            _ => None,
-        }
-    }
-
     pub(crate) fn value(&self, name: &str) -> Option<&Value> {
         self.get(name).map(|a| &a.value)
+    }
+
+    /// Removes and returns a key's item, for readers that keep the values.
+    pub(crate) fn take(&mut self, name: &str) -> Option<Arg> {
+        let index = self.args.iter().position(|a| a.key == name)?;
+        Some(self.args.remove(index))
     }
 }
 

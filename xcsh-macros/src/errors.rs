@@ -35,6 +35,12 @@ impl Errors {
         self.list().push(syn::Error::new(span, message));
     }
 
+    /// Whether nothing is wrong so far: the real expansion runs only then, a fallback
+    /// otherwise.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.errors.as_ref().is_none_or(Vec::is_empty)
+    }
+
     pub(crate) fn push(&mut self, error: syn::Error) {
         self.list().push(error);
     }

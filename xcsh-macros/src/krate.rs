@@ -18,7 +18,9 @@ use crate::errors::Errors;
 /// Paths to everything generated code uses.
 #[derive(Clone)]
 pub(crate) struct Paths {
-    pub(crate) core: TokenStream,
+    /// The runtime's hidden module for generated code (`…::xcsh_core::__macro_support`): the
+    /// only way expansions name runtime items, so the runtime's public paths may change.
+    support: TokenStream,
     pub(crate) serde: TokenStream,
     pub(crate) serde_json: TokenStream,
     pub(crate) schemars: TokenStream,
@@ -29,7 +31,7 @@ impl Paths {
     /// Paths through a facade crate at `root` (e.g. `::xcsh`, `::tools_fw`).
     pub(crate) fn facade(root: TokenStream) -> Self {
         Paths {
-            core: quote!(#root::__private::xcsh_core),
+            support: quote!(#root::__private::xcsh_core::__macro_support),
             serde: quote!(#root::__private::serde),
             serde_json: quote!(#root::__private::serde_json),
             schemars: quote!(#root::__private::schemars),
@@ -39,7 +41,7 @@ impl Paths {
 
     fn core_only(core: TokenStream) -> Self {
         Paths {
-            core,
+            support: quote!(#core::__macro_support),
             serde: quote!(::serde),
             serde_json: quote!(::serde_json),
             schemars: quote!(::schemars),
@@ -91,8 +93,7 @@ impl Paths {
 
     /// The runtime's hidden module of helpers for generated code (`__macro_support`).
     pub(crate) fn support(&self) -> TokenStream {
-        let core = &self.core;
-        quote!(#core::__macro_support)
+        self.support.clone()
     }
 
     /// [`Paths::support`] with every token at `span`: a call through it that fails a bound
