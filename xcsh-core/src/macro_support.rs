@@ -16,6 +16,19 @@
 //! which the call finds when there is no inherent one, and whose bound, which no type meets,
 //! reports "`T` has no inherent `async fn execute(…)`" on the user's struct. The same goes
 //! for `#[pending]`'s `apply` and `reject`.
+//!
+//! # Hooks
+//!
+//! The method is not called directly but passed to [`call_execute`] (or [`call_apply`],
+//! [`call_reject`]) and called through [`ExecuteHook`] (or [`ApplyHook`], [`RejectHook`]):
+//! a method with the wrong receiver or arguments fails that trait's bound, whose message
+//! gives the signature to write, instead of reporting an argument count at the attribute.
+//!
+//! # Fallbacks
+//!
+//! After a compile error the macros emit stub impls whose bodies call
+//! [`after_compile_error`], so the item's uses still type-check and the error stays the only
+//! one.
 
 use std::future::{Future, Ready};
 use std::pin::Pin;
