@@ -30,7 +30,7 @@ pub(crate) fn expand(
     default_paths: Option<Paths>,
 ) -> TokenStream {
     let mut errors = Errors::new();
-    let args = Args::new(args::parse(attr, KEYS, &mut errors));
+    let args = args::parse(attr, KEYS, &mut errors);
     let paths = Paths::from_args(&args, default_paths, &mut errors);
     let output = match syn::parse2::<Item>(item.clone()) {
         Ok(Item::Struct(s)) => {

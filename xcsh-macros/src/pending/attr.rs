@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use syn::{Ident, LitBool, LitStr};
 
-use crate::args::{self, Args, FormatArg, KeySpec, Kind, Value};
+use crate::args::{self, FormatArg, KeySpec, Kind, Value};
 use crate::errors::Errors;
 use crate::krate::Paths;
 
@@ -82,6 +82,10 @@ pub(crate) struct Attr {
     pub(crate) details: Option<FlagOrIdent>,
     pub(crate) details_fn: Option<Ident>,
     pub(crate) details_fn_key: Option<Ident>,
+    /// An unknown key was reported as a misspelt `apply` (so its absence is not reported
+    /// again); the same for `label`/`label_fn`.
+    pub(crate) apply_misspelled: bool,
+    pub(crate) label_misspelled: bool,
     pub(crate) paths: Paths,
 }
 
@@ -91,11 +95,13 @@ pub(crate) fn parse(
     default_paths: Option<Paths>,
     errors: &mut Errors,
 ) -> Attr {
-    let mut args = Args::new(args::parse(tokens, KEYS, errors));
+    let mut args = args::parse(tokens, KEYS, errors);
     let paths = Paths::from_args(&args, default_paths, errors);
     let label_key = args.key("label").cloned();
     let label_fn_key = args.key("label_fn").cloned();
     let details_fn_key = args.key("details_fn").cloned();
+    let apply_misspelled = args.misspelled("apply");
+    let label_misspelled = args.misspelled("label") || args.misspelled("label_fn");
     let mut value = |key: &str| args.take(key).map(|arg| arg.value);
     let flag_or_ident = |value: Option<Value>| match value {
         Some(Value::Flag(flag)) => Some(FlagOrIdent::Flag(flag)),
@@ -124,6 +130,8 @@ pub(crate) fn parse(
         details: flag_or_ident(value("details")),
         details_fn: ident(value("details_fn")),
         details_fn_key,
+        apply_misspelled,
+        label_misspelled,
         paths,
     }
 }

@@ -59,12 +59,14 @@ pub(crate) fn check(item: &ItemStruct, attr: Attr, errors: &mut Errors) -> Pendi
         }
         Some(FlagOrIdent::Ident(method)) => method,
         None => {
-            errors.at(
-                Span::call_site(),
-                format!(
-                    "#[pending] needs `apply`: write `#[pending(apply, label = \"…\")]` and `impl {target} {{ async fn apply(&mut self, reason: &str) -> Result<String, ToolError> {{ … }} }}`"
-                ),
-            );
+            if !attr.apply_misspelled {
+                errors.at(
+                    Span::call_site(),
+                    format!(
+                        "#[pending] needs `apply`: write `#[pending(apply, label = \"…\")]` and `impl {target} {{ async fn apply(&mut self, reason: &str) -> Result<String, ToolError> {{ … }} }}`"
+                    ),
+                );
+            }
             Ident::new("apply", Span::call_site())
         }
     };
@@ -93,7 +95,8 @@ pub(crate) fn check(item: &ItemStruct, attr: Attr, errors: &mut Errors) -> Pendi
             None
         }
         (None, None) => {
-            if attr.label_key.is_none() && attr.label_fn_key.is_none() {
+            let given = attr.label_key.is_some() || attr.label_fn_key.is_some();
+            if !given && !attr.label_misspelled {
                 errors.at(
                     Span::call_site(),
                     "#[pending] needs a label, which is what the person deciding sees: `label = \"Batch rename: {count} files\"` (fields interpolate) or `label_fn = method`",

@@ -4,7 +4,7 @@
 use proc_macro2::{Span, TokenStream};
 use syn::{Ident, LitStr};
 
-use crate::args::{self, Args, KeySpec, Kind, Value};
+use crate::args::{self, KeySpec, Kind, Value};
 use crate::errors::Errors;
 use crate::krate::Paths;
 
@@ -80,6 +80,9 @@ pub(crate) struct Attr {
     pub(crate) register: bool,
     /// `struct_name = Ident`, with its key (to point at when given on a struct).
     pub(crate) struct_name: Option<(Ident, Ident)>,
+    /// An unknown key was reported as a misspelt `description`, so a missing description
+    /// is not reported again.
+    pub(crate) description_misspelled: bool,
     pub(crate) paths: Paths,
 }
 
@@ -89,7 +92,7 @@ pub(crate) fn parse(
     default_paths: Option<Paths>,
     errors: &mut Errors,
 ) -> Attr {
-    let args = Args::new(args::parse(tokens, KEYS, errors));
+    let args = args::parse(tokens, KEYS, errors);
     let flag = |key: &str| args.flag(key);
     let annotations = ANNOTATIONS
         .iter()
@@ -107,6 +110,7 @@ pub(crate) fn parse(
         pending: flag("pending").is_some_and(|(v, _)| v),
         register: flag("register").is_none_or(|(v, _)| v),
         struct_name,
+        description_misspelled: args.misspelled("description"),
         paths: Paths::from_args(&args, default_paths, errors),
     }
 }

@@ -137,6 +137,7 @@ fn description(input: &Input, attr: &Attr, errors: &mut Errors) -> TokenStream {
     match doc_of(input.attrs()) {
         Doc::Text(text) if !text.is_empty() => quote!(#text),
         Doc::Expr(expr) => expr,
+        Doc::Text(_) | Doc::None if attr.description_misspelled => quote!(""),
         Doc::Text(_) | Doc::None => {
             let target = input.ident();
             let item = match input {
