@@ -39,7 +39,7 @@ pub(crate) fn pending(item: &ItemStruct, pending: &Pending, paths: &Paths) -> To
         ));
         methods.extend(reject_method(&support, span));
     }
-    methods.extend(label(item, pending.label.as_ref()));
+    methods.extend(label(item, &pending.label));
     let (derive, details) = details(item, pending.details.as_ref(), paths);
     methods.extend(details);
     methods.extend(source(pending.source.as_ref(), &support));
@@ -157,10 +157,10 @@ fn option_future(support: &TokenStream, at: Span) -> TokenStream {
     )
 }
 
-fn label(item: &ItemStruct, label: Option<&Label>) -> TokenStream {
+fn label(item: &ItemStruct, label: &Label) -> TokenStream {
     let target = &item.ident;
     match label {
-        Some(Label::Format(lit, extra)) => {
+        Label::Format(lit, extra) => {
             let text = lit.value();
             let named_args: Vec<String> = extra
                 .iter()
@@ -207,7 +207,7 @@ fn label(item: &ItemStruct, label: Option<&Label>) -> TokenStream {
                 }
             }
         }
-        Some(Label::Method(method)) => {
+        Label::Method(method) => {
             let call = quote_spanned!(method.span()=> ::std::string::ToString::to_string(&<#target>::#method(self)));
             quote! {
                 fn label(&self) -> ::std::string::String {
@@ -215,11 +215,6 @@ fn label(item: &ItemStruct, label: Option<&Label>) -> TokenStream {
                 }
             }
         }
-        None => quote! {
-            fn label(&self) -> ::std::string::String {
-                ::std::string::String::new()
-            }
-        },
     }
 }
 

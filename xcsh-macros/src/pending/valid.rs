@@ -15,7 +15,8 @@ pub(crate) struct Pending {
     /// The method `apply` calls (a placeholder when the key is missing: reported).
     pub(crate) apply: Ident,
     pub(crate) reject: Option<Ident>,
-    pub(crate) label: Option<Label>,
+    /// The label (an empty placeholder when it is missing or invalid: reported).
+    pub(crate) label: Label,
     pub(crate) details: Option<Details>,
     pub(crate) source: Option<Source>,
 }
@@ -23,6 +24,14 @@ pub(crate) struct Pending {
 pub(crate) enum Label {
     Format(LitStr, Vec<FormatArg>),
     Method(Ident),
+}
+
+impl Label {
+    /// What stands for a label that is missing or invalid (and reported), so the model is
+    /// complete; the fallback never expands it.
+    fn placeholder() -> Label {
+        Label::Format(LitStr::new("", Span::call_site()), Vec::new())
+    }
 }
 
 pub(crate) enum Details {
@@ -79,20 +88,20 @@ pub(crate) fn check(item: &ItemStruct, attr: Attr, errors: &mut Errors) -> Pendi
     let label = match (attr.label, attr.label_fn) {
         (Some(Format { lit, args }), None) => {
             check_label(&lit, &args, target, &fields, errors);
-            Some(Label::Format(lit, args))
+            Label::Format(lit, args)
         }
         (None, Some(method)) => {
             if method == "label" {
                 errors.spanned(&method, "name the label method something other than `label` (that is `PendingAction::label` itself), e.g. `label_fn = describe`");
             }
-            Some(Label::Method(method))
+            Label::Method(method)
         }
         (Some(_), Some(_)) => {
             errors.spanned(
                 attr.label_fn_key,
                 "give either `label` or `label_fn`, not both",
             );
-            None
+            Label::placeholder()
         }
         (None, None) => {
             let given = attr.label_key.is_some() || attr.label_fn_key.is_some();
@@ -102,7 +111,7 @@ pub(crate) fn check(item: &ItemStruct, attr: Attr, errors: &mut Errors) -> Pendi
                     "#[pending] needs a label, which is what the person deciding sees: `label = \"Batch rename: {count} files\"` (fields interpolate) or `label_fn = method`",
                 );
             }
-            None
+            Label::placeholder()
         }
     };
 
