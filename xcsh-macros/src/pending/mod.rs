@@ -40,7 +40,7 @@ pub(crate) fn expand(
                 crate::item::keyword(&other),
                 "#[pending] goes on a struct: its fields hold what `apply` needs (for an enum, implement `PendingAction` by hand)",
             );
-            item
+            fallback::misplaced(item, &paths)
         }
         Err(error) => {
             errors.push(error);

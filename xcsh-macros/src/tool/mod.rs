@@ -32,7 +32,7 @@ pub(crate) fn expand(
                 fallback::tool(&input, &tool, &attr.paths)
             }
         }
-        None => item,
+        None => fallback::misplaced(item, &attr.paths),
     };
     let errors = errors.finish();
     quote!(#output #errors)
