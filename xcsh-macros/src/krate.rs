@@ -6,6 +6,10 @@
 //! that depends on `xcsh-core` but not the facade (our own workspace crates) gets
 //! `::xcsh_core` for the runtime and its own `::serde`, `::schemars`, `::serde_json` and
 //! `::inventory`. Paths start with `::`, so no local item can shadow them.
+//!
+//! Runtime items are named only through the runtime's hidden `__macro_support` module
+//! (`…::xcsh_core::__macro_support::CustomTool`), never through its public paths, which may
+//! move: `Paths` does not even hold the runtime's root.
 
 use proc_macro_crate::{FoundCrate, crate_name};
 use proc_macro2::{Group, Span, TokenStream, TokenTree};

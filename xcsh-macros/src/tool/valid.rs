@@ -14,7 +14,7 @@ use crate::errors::Errors;
 use crate::names;
 
 /// The tool's name `resolve` is taken by the runtime's hidden tool, which every session with
-/// pending actions offers (`xcsh_core::RESOLVE_TOOL_NAME`).
+/// pending actions offers (the runtime's `RESOLVE_TOOL_NAME`).
 const RESERVED_NAME: &str = "resolve";
 
 /// The checked tool: what its `CustomTool` impl says.
