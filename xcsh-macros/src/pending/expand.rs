@@ -109,7 +109,8 @@ fn hook(target: &Ident, paths: &Paths, hook: Hook<'_>) -> TokenStream {
     // The type, too, at the hook: without an inherent method the probe's bound is checked
     // both where `<T>::method` is named and where it is called, and two reports at one
     // place are one.
-    let target_at = Ident::new(&target.to_string(), at);
+    let mut target_at = target.clone();
+    target_at.set_span(at);
     let call = quote_spanned!(at=>
         #path::#call_hook::<#target_at, _, _, _>(<#target_at>::#method, #this, #reason)
     );
