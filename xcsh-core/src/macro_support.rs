@@ -311,7 +311,7 @@ impl<'a, T, F: Unmeetable> ExecuteHook<'a, T, NoMethod> for F {
 #[diagnostic::on_unimplemented(
     message = "`{T}`'s apply method must be `async fn apply(&mut self, reason: &str) -> …`",
     label = "#[pending(apply)] calls this method with `&mut self` and the reason",
-    note = "write `impl {T} {{ async fn apply(&mut self, reason: &str) -> Result<String, ToolError> {{ … }} }}`"
+    note = "write `impl {T} {{ async fn apply(&mut self, reason: &str) -> Result<String, ToolError> {{ … }} }}`, named as in `apply = …` if renamed there"
 )]
 pub trait ApplyHook<'a, 'b, T: 'a, M> {
     /// What the method returns: a future, unless it is not `async`.
@@ -339,7 +339,7 @@ impl<'a, 'b, T: 'a, F: Unmeetable> ApplyHook<'a, 'b, T, NoMethod> for F {
 #[diagnostic::on_unimplemented(
     message = "`{T}`'s reject method must be `async fn reject(&mut self, reason: &str) -> …`",
     label = "#[pending(reject)] calls this method with `&mut self` and the reason",
-    note = "write `impl {T} {{ async fn reject(&mut self, reason: &str) -> Option<String> {{ … }} }}`"
+    note = "write `impl {T} {{ async fn reject(&mut self, reason: &str) -> Option<String> {{ … }} }}`, named as in `reject = …` if renamed there"
 )]
 pub trait RejectHook<'a, 'b, T: 'a, M> {
     /// What the method returns: a future, unless it is not `async`.
