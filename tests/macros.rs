@@ -462,6 +462,40 @@ async fn pending_keys_reach_resolve() {
 // ---------------------------------------------------------------------------------------
 // Registration and suites.
 
+/// Says goodbye. Registered by hand only, as the built-in tools are.
+#[custom_tool(register = false)]
+struct Farewell {
+    /// Who.
+    name: String,
+}
+
+impl Farewell {
+    async fn execute(self, _ctx: &ToolContext) -> String {
+        format!("Bye, {}.", self.name)
+    }
+}
+
+/// Waves. `register` as a flag is the default: the tool registers itself.
+#[custom_tool(register)]
+async fn wave(_ctx: &ToolContext) -> &'static str {
+    "*waves*"
+}
+
+#[tokio::test]
+async fn register_false_leaves_a_tool_to_explicit_registration() {
+    assert!(xcsh::registered_tools().all(|r| r.name != "farewell"));
+    assert!(xcsh::registered_tools().any(|r| r.name == "wave"));
+    let registry = Session::builder().registered().build_registry().unwrap();
+    let names: Vec<&str> = registry.tools().iter().map(|t| t.name()).collect();
+    assert!(!names.contains(&"farewell"), "{names:?}");
+
+    let session = Session::builder().custom::<Farewell>().build().unwrap();
+    let result = session.call("farewell", json!({"name": "Ann"})).await;
+    assert_eq!(result.text_content(), "Bye, Ann.");
+    let tools = suite![Farewell];
+    assert_eq!(tools.tools()[0].name(), "farewell");
+}
+
 #[test]
 fn tools_register_themselves() {
     let registry = Session::builder().registered().build_registry().unwrap();
@@ -471,6 +505,7 @@ fn tools_register_themselves() {
         "count_word",
         "hello",
         "search_notes",
+        "wave",
     ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }
@@ -484,7 +519,8 @@ fn tools_register_themselves() {
             "batch_rename_preview",
             "count_word",
             "hello",
-            "search_notes"
+            "search_notes",
+            "wave"
         ]
     );
     assert!(

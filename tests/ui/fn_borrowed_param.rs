@@ -1,4 +1,5 @@
-use xcsh::custom_tool;
+// Its uses report nothing more: the fallback still declares the (stub) tool `Greet`.
+use xcsh::{Session, custom_tool};
 
 /// Greets.
 #[custom_tool]
@@ -10,4 +11,6 @@ async fn greet(
     format!("hi {name} {first} {last}")
 }
 
-fn main() {}
+fn main() {
+    let _ = Session::builder().custom::<Greet>();
+}

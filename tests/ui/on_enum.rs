@@ -1,4 +1,5 @@
-use xcsh::custom_tool;
+// Used as a tool, it reports nothing more: the fallback gives the enum stub impls.
+use xcsh::{Session, custom_tool};
 
 /// A choice.
 #[custom_tool]
@@ -9,4 +10,5 @@ enum Mode {
 
 fn main() {
     let _ = (Mode::Fast, Mode::Slow);
+    let _ = Session::builder().custom::<Mode>();
 }

@@ -1,4 +1,5 @@
-use xcsh::pending;
+// Pushed, it reports nothing more: the fallback gives the enum a stub impl.
+use xcsh::{PendingActionStore, pending};
 
 #[pending(apply, label = "Change")]
 enum Change {
@@ -7,5 +8,6 @@ enum Change {
 }
 
 fn main() {
-    let _ = (Change::Create, Change::Delete);
+    let _ = Change::Delete;
+    PendingActionStore::new().push(Change::Create);
 }

@@ -1,4 +1,5 @@
-use xcsh::pending;
+// Its uses report nothing more: the fallback keeps `Delete` a (stub) pending action.
+use xcsh::{PendingActionStore, pending};
 
 #[pending(reject, label = "Delete: {path}")]
 struct Delete {
@@ -9,4 +10,8 @@ impl Delete {
     async fn reject(&mut self, _reason: &str) {}
 }
 
-fn main() {}
+fn main() {
+    PendingActionStore::new().push(Delete {
+        path: "a.txt".into(),
+    });
+}

@@ -1,4 +1,5 @@
-use xcsh::{ToolContext, custom_tool};
+// Its uses report nothing more: the fallback keeps `Greet` a (stub) tool.
+use xcsh::{Session, ToolContext, custom_tool};
 
 /// Greets.
 #[custom_tool]
@@ -10,4 +11,6 @@ impl Greet {
     }
 }
 
-fn main() {}
+fn main() {
+    let _ = Session::builder().custom::<Greet>();
+}

@@ -1,4 +1,5 @@
-use xcsh::{ToolContext, custom_tool};
+// Its uses report nothing more: the fallback keeps `Ping` a (stub) tool.
+use xcsh::{Session, ToolContext, custom_tool, suite};
 
 /// Pings.
 #[custom_tool]
@@ -10,4 +11,7 @@ impl Ping {
     }
 }
 
-fn main() {}
+fn main() {
+    let _ = suite![Ping];
+    let _ = Session::builder().custom::<Ping>();
+}

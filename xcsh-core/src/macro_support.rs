@@ -16,14 +16,34 @@
 //! which the call finds when there is no inherent one, and whose bound, which no type meets,
 //! reports "`T` has no inherent `async fn execute(…)`" on the user's struct. The same goes
 //! for `#[pending]`'s `apply` and `reject`.
+//!
+//! # Hooks
+//!
+//! The method is not called directly but passed to [`call_execute`] (or [`call_apply`],
+//! [`call_reject`]) and called through [`ExecuteHook`] (or [`ApplyHook`], [`RejectHook`]):
+//! a method with the wrong receiver or arguments fails that trait's bound, whose message
+//! gives the signature to write, instead of reporting an argument count at the attribute.
+//!
+//! # Fallbacks
+//!
+//! After a compile error the macros emit stub impls whose bodies call
+//! [`after_compile_error`], so the item's uses still type-check and the error stays the only
+//! one.
 
 use std::future::{Future, Ready};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::context::ToolContext;
-use crate::error::ToolError;
-use crate::result::{AgentToolResult, IntoToolResult};
+use crate::result::IntoToolResult;
+
+// The runtime items generated code names, by their defining modules: expansions reach them
+// only through this module, so the crate root's public re-exports can change freely.
+pub use crate::context::ToolContext;
+pub use crate::error::ToolError;
+pub use crate::pending::PendingAction;
+pub use crate::result::AgentToolResult;
+pub use crate::suite::{ToolRegistration, ToolSuite};
+pub use crate::tool::{CustomTool, ToolAnnotations, custom_tool};
 
 /// Never implemented: the unmet bound of [`MissingInherentExecute::execute`].
 #[diagnostic::on_unimplemented(
@@ -238,15 +258,6 @@ impl<F: Future, R> Future for Converted<F, R> {
     }
 }
 
-/// `execute`'s future, its output converted to a tool result.
-pub fn execute_output<F, O>(future: F) -> Converted<F, Result<AgentToolResult, ToolError>>
-where
-    F: ExecuteIsAsync<Output = O>,
-    O: ExecuteOutput,
-{
-    Converted::new(future, ExecuteOutput::into_tool_result)
-}
-
 /// A `#[custom_tool] async fn`'s future, its output converted to a tool result.
 pub fn tool_fn_output<F, O>(future: F) -> Converted<F, Result<AgentToolResult, ToolError>>
 where
@@ -256,20 +267,149 @@ where
     Converted::new(future, ToolFnOutput::into_tool_result)
 }
 
-/// `apply`'s future, its output converted to a tool result.
-pub fn apply_output<F, O>(future: F) -> Converted<F, Result<AgentToolResult, ToolError>>
-where
-    F: ApplyIsAsync<Output = O>,
-    O: ApplyOutput,
-{
-    Converted::new(future, ApplyOutput::into_tool_result)
+/// The marker of the one [`ExecuteHook`]/[`ApplyHook`]/[`RejectHook`] impl a method meets.
+pub struct Method;
+
+/// The marker of an impl no type meets ([`Unmeetable`] has none). It is there so each hook
+/// trait has two impls: with a lone impl bounded by `FnOnce`, rustc reports a mismatched
+/// method as "function is expected to take 2 arguments, but it takes 1", at the attribute;
+/// with two, it reports the trait's own message.
+pub enum NoMethod {}
+
+/// Never implemented: the bound of the hook impls for [`NoMethod`].
+pub trait Unmeetable {}
+
+/// A user's `execute`, called through a trait so a wrong signature reads as a sentence.
+#[diagnostic::on_unimplemented(
+    message = "`{T}::execute` must be `async fn execute(self, ctx: &ToolContext) -> …`",
+    label = "#[custom_tool] calls `{T}::execute(self, ctx)` with `self` by value",
+    note = "write `impl {T} {{ async fn execute(self, ctx: &ToolContext) -> Result<String, ToolError> {{ … }} }}`"
+)]
+pub trait ExecuteHook<'a, T, M> {
+    /// What the method returns: a future, unless it is not `async`.
+    type Output;
+    /// Calls the method.
+    fn call(self, this: T, ctx: &'a ToolContext) -> Self::Output;
 }
 
-/// `reject`'s future, its output converted to a replacement message (or none).
-pub fn reject_output<F, O>(future: F) -> Converted<F, Option<AgentToolResult>>
+impl<'a, T, F, R> ExecuteHook<'a, T, Method> for F
 where
-    F: RejectIsAsync<Output = O>,
+    F: FnOnce(T, &'a ToolContext) -> R,
+{
+    type Output = R;
+    fn call(self, this: T, ctx: &'a ToolContext) -> R {
+        self(this, ctx)
+    }
+}
+
+impl<'a, T, F: Unmeetable> ExecuteHook<'a, T, NoMethod> for F {
+    type Output = ();
+    fn call(self, _: T, _: &'a ToolContext) {}
+}
+
+/// A user's `apply`, called through a trait so a wrong signature reads as a sentence.
+#[diagnostic::on_unimplemented(
+    message = "`{T}`'s apply method must be `async fn apply(&mut self, reason: &str) -> …`",
+    label = "#[pending(apply)] calls this method with `&mut self` and the reason",
+    note = "write `impl {T} {{ async fn apply(&mut self, reason: &str) -> Result<String, ToolError> {{ … }} }}`, named as in `apply = …` if renamed there"
+)]
+pub trait ApplyHook<'a, 'b, T: 'a, M> {
+    /// What the method returns: a future, unless it is not `async`.
+    type Output;
+    /// Calls the method.
+    fn call(self, this: &'a mut T, reason: &'b str) -> Self::Output;
+}
+
+impl<'a, 'b, T: 'a, F, R> ApplyHook<'a, 'b, T, Method> for F
+where
+    F: FnOnce(&'a mut T, &'b str) -> R,
+{
+    type Output = R;
+    fn call(self, this: &'a mut T, reason: &'b str) -> R {
+        self(this, reason)
+    }
+}
+
+impl<'a, 'b, T: 'a, F: Unmeetable> ApplyHook<'a, 'b, T, NoMethod> for F {
+    type Output = ();
+    fn call(self, _: &'a mut T, _: &'b str) {}
+}
+
+/// A user's `reject`, called through a trait so a wrong signature reads as a sentence.
+#[diagnostic::on_unimplemented(
+    message = "`{T}`'s reject method must be `async fn reject(&mut self, reason: &str) -> …`",
+    label = "#[pending(reject)] calls this method with `&mut self` and the reason",
+    note = "write `impl {T} {{ async fn reject(&mut self, reason: &str) -> Option<String> {{ … }} }}`, named as in `reject = …` if renamed there"
+)]
+pub trait RejectHook<'a, 'b, T: 'a, M> {
+    /// What the method returns: a future, unless it is not `async`.
+    type Output;
+    /// Calls the method.
+    fn call(self, this: &'a mut T, reason: &'b str) -> Self::Output;
+}
+
+impl<'a, 'b, T: 'a, F, R> RejectHook<'a, 'b, T, Method> for F
+where
+    F: FnOnce(&'a mut T, &'b str) -> R,
+{
+    type Output = R;
+    fn call(self, this: &'a mut T, reason: &'b str) -> R {
+        self(this, reason)
+    }
+}
+
+impl<'a, 'b, T: 'a, F: Unmeetable> RejectHook<'a, 'b, T, NoMethod> for F {
+    type Output = ();
+    fn call(self, _: &'a mut T, _: &'b str) {}
+}
+
+/// Calls a `#[custom_tool]` struct's `execute`, its output converted to a tool result.
+pub fn call_execute<'a, T, M, H, O>(
+    hook: H,
+    this: T,
+    ctx: &'a ToolContext,
+) -> Converted<H::Output, Result<AgentToolResult, ToolError>>
+where
+    H: ExecuteHook<'a, T, M>,
+    H::Output: ExecuteIsAsync<Output = O>,
+    O: ExecuteOutput,
+{
+    Converted::new(hook.call(this, ctx), ExecuteOutput::into_tool_result)
+}
+
+/// Calls a `#[pending]` struct's `apply`, its output converted to a tool result.
+pub fn call_apply<'a, 'b, T: 'a, M, H, O>(
+    hook: H,
+    this: &'a mut T,
+    reason: &'b str,
+) -> Converted<H::Output, Result<AgentToolResult, ToolError>>
+where
+    H: ApplyHook<'a, 'b, T, M>,
+    H::Output: ApplyIsAsync<Output = O>,
+    O: ApplyOutput,
+{
+    Converted::new(hook.call(this, reason), ApplyOutput::into_tool_result)
+}
+
+/// Calls a `#[pending]` struct's `reject`, its output converted to a replacement message (or
+/// none).
+pub fn call_reject<'a, 'b, T: 'a, M, H, O>(
+    hook: H,
+    this: &'a mut T,
+    reason: &'b str,
+) -> Converted<H::Output, Option<AgentToolResult>>
+where
+    H: RejectHook<'a, 'b, T, M>,
+    H::Output: RejectIsAsync<Output = O>,
     O: RejectOutput,
 {
-    Converted::new(future, RejectOutput::into_reject)
+    Converted::new(hook.call(this, reason), RejectOutput::into_reject)
+}
+
+/// What the stub impls of an item with a compile error call: they exist so that one mistake
+/// is one error (the item's uses still type-check), and never run, because the crate does
+/// not compile.
+#[cold]
+pub fn after_compile_error<T>() -> T {
+    panic!("xcsh-macros: this code belongs to an item with a compile error and never runs")
 }

@@ -9,7 +9,7 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::{Expr, Ident, LitBool, LitStr, Path};
 
-use crate::errors::{Errors, did_you_mean};
+use crate::errors::{Errors, closest, suggestion};
 
 /// What a key accepts.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -93,8 +93,9 @@ fn item_key(item: &[TokenTree]) -> Option<Ident> {
 
 /// Parses an attribute's arguments against `specs`. Unknown keys (with a suggestion),
 /// duplicates and malformed values are reported to `errors` and skipped.
-pub(crate) fn parse(tokens: TokenStream, specs: &[KeySpec], errors: &mut Errors) -> Vec<Arg> {
+pub(crate) fn parse(tokens: TokenStream, specs: &[KeySpec], errors: &mut Errors) -> Args {
     let mut args: Vec<Arg> = Vec::new();
+    let mut misspelled: Vec<&'static str> = Vec::new();
     // Index in `args` of the format string that following non-key items extend.
     let mut open_format: Option<usize> = None;
     for item in split_items(tokens) {
@@ -123,7 +124,9 @@ pub(crate) fn parse(tokens: TokenStream, specs: &[KeySpec], errors: &mut Errors)
             match &key {
                 Some(key) => {
                     let name = key.to_string();
-                    let hint = did_you_mean(&name, specs.iter().map(|s| s.name));
+                    let meant = closest(&name, specs.iter().map(|s| s.name));
+                    misspelled.extend(meant);
+                    let hint = suggestion(meant);
                     let valid: Vec<_> = specs.iter().map(|s| format!("`{}`", s.name)).collect();
                     errors.spanned(
                         key,
@@ -179,7 +182,7 @@ pub(crate) fn parse(tokens: TokenStream, specs: &[KeySpec], errors: &mut Errors)
             Err(e) => errors.push(e),
         }
     }
-    args
+    Args { args, misspelled }
 }
 
 fn expected(spec: &KeySpec, key: &Ident, found: Option<&TokenStream>) -> syn::Error {
@@ -260,11 +263,15 @@ fn parse_format_arg(item: &[TokenTree]) -> syn::Result<FormatArg> {
 /// Typed access to parsed arguments.
 pub(crate) struct Args {
     args: Vec<Arg>,
+    /// The keys unknown keys were taken for (reported with "did you mean"), so a check for
+    /// a missing key can stay quiet about a key already reported as misspelled.
+    misspelled: Vec<&'static str>,
 }
 
 impl Args {
-    pub(crate) fn new(args: Vec<Arg>) -> Self {
-        Args { args }
+    /// Whether an unknown key was reported as a likely misspelling of `name`.
+    pub(crate) fn misspelled(&self, name: &str) -> bool {
+        self.misspelled.contains(&name)
     }
 
     fn get(&self, name: &str) -> Option<&Arg> {
@@ -290,15 +297,14 @@ impl Args {
         }
     }
 
-    pub(crate) fn ident(&self, name: &str) -> Option<&Ident> {
-        match &self.get(name)?.value {
-            Value::Ident(i) => Some(i),
-            _ => None,
-        }
-    }
-
     pub(crate) fn value(&self, name: &str) -> Option<&Value> {
         self.get(name).map(|a| &a.value)
+    }
+
+    /// Removes and returns a key's item, for readers that keep the values.
+    pub(crate) fn take(&mut self, name: &str) -> Option<Arg> {
+        let index = self.args.iter().position(|a| a.key == name)?;
+        Some(self.args.remove(index))
     }
 }
 

@@ -35,6 +35,12 @@ impl Errors {
         self.list().push(syn::Error::new(span, message));
     }
 
+    /// Whether nothing is wrong so far: the real expansion runs only then, a fallback
+    /// otherwise.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.errors.as_ref().is_none_or(Vec::is_empty)
+    }
+
     pub(crate) fn push(&mut self, error: syn::Error) {
         self.list().push(error);
     }
@@ -54,12 +60,27 @@ impl Drop for Errors {
     }
 }
 
-/// "; did you mean `x`?" for the candidate closest to `given`, or nothing. Jaro–Winkler,
-/// as darling uses, because it favours shared prefixes (`labl` → `label`).
+/// "; did you mean `x`?" for the candidate closest to `given`, or nothing.
 pub(crate) fn did_you_mean<'a>(
     given: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> String {
+    suggestion(closest(given, candidates))
+}
+
+/// "; did you mean `x`?", or nothing.
+pub(crate) fn suggestion(meant: Option<&str>) -> String {
+    meant
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
+}
+
+/// The candidate close enough to `given` to be what was meant, if any. Jaro–Winkler, as
+/// darling uses, because it favours shared prefixes (`labl` → `label`).
+pub(crate) fn closest<'a>(
+    given: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     candidates
         .into_iter()
         .map(|c| {
@@ -71,6 +92,5 @@ pub(crate) fn did_you_mean<'a>(
         })
         .filter(|(score, _)| *score > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| format!("; did you mean `{c}`?"))
-        .unwrap_or_default()
+        .map(|(_, c)| c)
 }

@@ -6,6 +6,10 @@
 //! that depends on `xcsh-core` but not the facade (our own workspace crates) gets
 //! `::xcsh_core` for the runtime and its own `::serde`, `::schemars`, `::serde_json` and
 //! `::inventory`. Paths start with `::`, so no local item can shadow them.
+//!
+//! Runtime items are named only through the runtime's hidden `__macro_support` module
+//! (`…::xcsh_core::__macro_support::CustomTool`), never through its public paths, which may
+//! move: `Paths` does not even hold the runtime's root.
 
 use proc_macro_crate::{FoundCrate, crate_name};
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
@@ -18,7 +22,9 @@ use crate::errors::Errors;
 /// Paths to everything generated code uses.
 #[derive(Clone)]
 pub(crate) struct Paths {
-    pub(crate) core: TokenStream,
+    /// The runtime's hidden module for generated code (`…::xcsh_core::__macro_support`): the
+    /// only way expansions name runtime items, so the runtime's public paths may change.
+    support: TokenStream,
     pub(crate) serde: TokenStream,
     pub(crate) serde_json: TokenStream,
     pub(crate) schemars: TokenStream,
@@ -29,7 +35,7 @@ impl Paths {
     /// Paths through a facade crate at `root` (e.g. `::xcsh`, `::tools_fw`).
     pub(crate) fn facade(root: TokenStream) -> Self {
         Paths {
-            core: quote!(#root::__private::xcsh_core),
+            support: quote!(#root::__private::xcsh_core::__macro_support),
             serde: quote!(#root::__private::serde),
             serde_json: quote!(#root::__private::serde_json),
             schemars: quote!(#root::__private::schemars),
@@ -39,7 +45,7 @@ impl Paths {
 
     fn core_only(core: TokenStream) -> Self {
         Paths {
-            core,
+            support: quote!(#core::__macro_support),
             serde: quote!(::serde),
             serde_json: quote!(::serde_json),
             schemars: quote!(::schemars),
@@ -91,8 +97,7 @@ impl Paths {
 
     /// The runtime's hidden module of helpers for generated code (`__macro_support`).
     pub(crate) fn support(&self) -> TokenStream {
-        let core = &self.core;
-        quote!(#core::__macro_support)
+        self.support.clone()
     }
 
     /// [`Paths::support`] with every token at `span`: a call through it that fails a bound

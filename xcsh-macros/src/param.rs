@@ -7,9 +7,9 @@ use quote::quote;
 use syn::Item;
 
 use crate::args::{self, Args, KeySpec, Kind};
+use crate::derives::{self, ManualDerives};
 use crate::errors::Errors;
 use crate::krate::Paths;
-use crate::tool;
 
 const KEYS: &[KeySpec] = &[
     KeySpec {
@@ -30,20 +30,22 @@ pub(crate) fn expand(
     default_paths: Option<Paths>,
 ) -> TokenStream {
     let mut errors = Errors::new();
-    let args = Args::new(args::parse(attr, KEYS, &mut errors));
+    let args = args::parse(attr, KEYS, &mut errors);
     let paths = Paths::from_args(&args, default_paths, &mut errors);
     let output = match syn::parse2::<Item>(item.clone()) {
         Ok(Item::Struct(s)) => {
-            let manual = tool::check_no_manual_derives(&s.attrs, &mut errors);
+            derives::check_no_manual_derives(&s.attrs, &mut errors);
+            let manual = ManualDerives::of(&s.attrs);
             with_derives(&paths, &args, &manual, quote!(#s))
         }
         Ok(Item::Enum(e)) => {
-            let manual = tool::check_no_manual_derives(&e.attrs, &mut errors);
+            derives::check_no_manual_derives(&e.attrs, &mut errors);
+            let manual = ManualDerives::of(&e.attrs);
             with_derives(&paths, &args, &manual, quote!(#e))
         }
         Ok(other) => {
             errors.spanned(
-                crate::item_keyword(&other),
+                crate::item::keyword(&other),
                 "#[tool_param] goes on a struct or an enum used as a tool parameter type",
             );
             item
@@ -60,10 +62,10 @@ pub(crate) fn expand(
 fn with_derives(
     paths: &Paths,
     args: &Args,
-    manual: &tool::ManualDerives,
+    manual: &ManualDerives,
     item: TokenStream,
 ) -> TokenStream {
-    let derive = tool::derive_attrs(paths, manual);
+    let derive = derives::derive_attrs(paths, manual);
     let serialize = args.flag("serialize").is_some_and(|(v, _)| v).then(|| {
         let serde = &paths.serde;
         quote!(#[derive(#serde::Serialize)])

@@ -11,7 +11,7 @@ use crate::krate::Paths;
 
 pub(crate) fn expand(input: TokenStream, default_paths: Option<Paths>) -> TokenStream {
     let paths = default_paths.unwrap_or_else(Paths::discover);
-    let core = &paths.core;
+    let support = paths.support();
     let parser = Punctuated::<Type, Token![,]>::parse_terminated;
     let types = match syn::parse::Parser::parse2(parser, input) {
         Ok(types) => types,
@@ -37,7 +37,7 @@ pub(crate) fn expand(input: TokenStream, default_paths: Option<Paths>) -> TokenS
     quote! {
         {
             #errors
-            #core::ToolSuite::new() #(#adds)*
+            #support::ToolSuite::new() #(#adds)*
         }
     }
 }

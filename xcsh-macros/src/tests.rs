@@ -142,6 +142,73 @@ fn errors_keep_the_item() {
     insta::assert_snapshot!(text);
 }
 
+/// The fn form's fallback still declares the tool's struct, so its uses type-check.
+#[test]
+fn fn_errors_keep_the_fn_and_its_struct() {
+    let expanded = crate::expand_custom_tool(
+        quote!(read_only = "yes"),
+        quote! {
+            /// Greets.
+            pub async fn greet(
+                /// Who.
+                name: String,
+                ctx: &ToolContext,
+            ) -> String {
+                format!("hi {name}")
+            }
+        },
+        facade(),
+    );
+    let text = pretty(expanded);
+    assert!(text.contains("pub struct Greet {}"), "{text}");
+    assert!(!text.contains("inventory"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+/// A #[pending] struct with an error keeps the struct and gets a stub `PendingAction`.
+#[test]
+fn pending_errors_keep_the_item() {
+    let expanded = crate::pending::expand(
+        quote!(apply, label = "Delete {path}", details = pth),
+        quote! {
+            struct Delete {
+                #[serde(skip)]
+                path: String,
+            }
+        },
+        facade(),
+    );
+    let text = pretty(expanded);
+    assert!(text.contains("struct Delete"), "{text}");
+    assert!(!text.contains("#[serde(skip)]"), "{text}");
+    assert!(text.contains("`Delete` has no field `pth`"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+/// `register = false` leaves out the `inventory::submit!`, and nothing else.
+#[test]
+fn register_false_only_drops_the_registration() {
+    let item = quote! {
+        /// Does things.
+        struct Thing { a: u32 }
+    };
+    let registered = pretty(crate::expand_custom_tool(quote!(), item.clone(), facade()));
+    let unregistered = pretty(crate::expand_custom_tool(
+        quote!(register = false),
+        item.clone(),
+        facade(),
+    ));
+    let flag = pretty(crate::expand_custom_tool(quote!(register), item, facade()));
+    assert!(registered.contains("inventory::submit!"), "{registered}");
+    assert_eq!(flag, registered);
+    let start = registered
+        .find("    ::xcsh::__private::inventory::submit!")
+        .unwrap();
+    let end = start + registered[start..].find("\n    }\n").unwrap() + "\n    }\n".len();
+    let without = format!("{}{}", &registered[..start], &registered[end..]);
+    assert_eq!(unregistered, without);
+}
+
 #[test]
 fn did_you_mean_suggests_close_keys_only() {
     use crate::errors::did_you_mean;

@@ -1,0 +1,14 @@
+use xcsh::pending;
+
+#[pending(apply, label = "Delete: {path}")]
+struct Delete {
+    path: String,
+}
+
+impl Delete {
+    async fn apply(&mut self) -> String {
+        format!("deleted {}", self.path)
+    }
+}
+
+fn main() {}
