@@ -136,10 +136,15 @@ pub mod testing {
 // Keeps the README's example compiling: it runs as a doc test.
 #[cfg(all(doctest, feature = "macros"))]
 #[doc = include_str!("../README.md")]
+#[doc(hidden)]
 pub struct ReadmeDoctests;
 
 /// Paths the macros' generated code uses, so a user's crate needs only `xcsh` (under any
 /// name) as a dependency. Not public API.
+// Shorter paths in the diagnostics of generated code (`xcsh::__macro_support::…`).
+#[doc(hidden)]
+pub use xcsh_core::__macro_support;
+
 #[doc(hidden)]
 pub mod __private {
     pub use inventory;

@@ -1,5 +1,6 @@
 // Pushed, it reports nothing more: the fallback gives the enum a stub impl.
-use xcsh::{PendingActionStore, pending};
+use xcsh::pending;
+use xcsh::pending::PendingActionStore;
 
 #[pending(apply, label = "Change")]
 enum Change {

@@ -1,5 +1,6 @@
 // Its uses report nothing more: the fallback keeps `Delete` a (stub) pending action.
-use xcsh::{PendingActionStore, pending};
+use xcsh::pending;
+use xcsh::pending::PendingActionStore;
 
 #[pending(reject, label = "Delete: {path}")]
 struct Delete {
