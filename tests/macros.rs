@@ -483,11 +483,10 @@ async fn wave(_ctx: &ToolContext) -> &'static str {
 
 #[tokio::test]
 async fn register_false_leaves_a_tool_to_explicit_registration() {
-    assert!(xcsh::registered_tools().all(|r| r.name != "farewell"));
-    assert!(xcsh::registered_tools().any(|r| r.name == "wave"));
     let registry = Session::builder().registered().build_registry().unwrap();
     let names: Vec<&str> = registry.tools().iter().map(|t| t.name()).collect();
     assert!(!names.contains(&"farewell"), "{names:?}");
+    assert!(names.contains(&"wave"), "{names:?}");
 
     let session = Session::builder().custom::<Farewell>().build().unwrap();
     let result = session.call("farewell", json!({"name": "Ann"})).await;
