@@ -109,6 +109,7 @@ use crate::krate::Paths;
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | flag, or `= bool` | unstated |
 /// | `pending` | flag, or `= bool`: the tool pushes pending actions, so sessions offer `resolve` | `false` |
 /// | `struct_name` | `Ident` (fn form only) | the fn name in CamelCase |
+/// | `register` | flag, or `= bool`: `register = false` keeps the tool out of the self-registered set | `true` |
 /// | `crate` | path of a crate re-exporting xcsh | found in Cargo.toml |
 ///
 /// `#[serde(…)]` and `#[schemars(…)]` on fields (or arguments, or the fn) are honoured: the
@@ -117,6 +118,8 @@ use crate::krate::Paths;
 ///
 /// Tools register themselves (`inventory`), so `Session::builder().registered()` or
 /// `xcsh::registered_suite(module_path!())` finds them; [`suite!`] lists them explicitly.
+/// A library whose tools are added only on request (in a suite of its own, with its own
+/// configuration) writes `register = false`: the tool then appears only where it is added.
 #[proc_macro_attribute]
 pub fn custom_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand_custom_tool(attr.into(), item.into(), None).into()

@@ -155,3 +155,29 @@ fn did_you_mean_suggests_close_keys_only() {
     );
     assert_eq!(did_you_mean("colour", ["name", "label"]), "");
 }
+
+/// `register = false` drops the `inventory::submit!`; the flag and `= true` keep it.
+#[test]
+fn register_false_skips_the_registration() {
+    let expand = |attr: TokenStream| {
+        pretty(crate::expand_custom_tool(
+            attr,
+            quote! {
+                /// Does things.
+                struct Thing { a: u32 }
+            },
+            facade(),
+        ))
+    };
+    for attr in [quote!(), quote!(register), quote!(register = true)] {
+        let text = expand(attr.clone());
+        assert!(text.contains("inventory::submit!"), "{attr}: {text}");
+    }
+    let text = expand(quote!(register = false));
+    assert!(!text.contains("inventory::submit!"), "{text}");
+    assert!(
+        text.contains("impl ::xcsh::__private::xcsh_core::CustomTool for Thing"),
+        "{text}"
+    );
+    assert!(!text.contains("compile_error"), "{text}");
+}

@@ -53,6 +53,11 @@ pub(crate) const KEYS: &[KeySpec] = &[
         example: "write `pending` when the tool pushes pending actions",
     },
     KeySpec {
+        name: "register",
+        kind: Kind::Flag,
+        example: "write `register = false` to keep the tool out of `registered()` (it is still a `CustomTool`)",
+    },
+    KeySpec {
         name: "crate",
         kind: Kind::StrOrPath,
         example: "`crate = my_facade` (a crate re-exporting xcsh, with its `__private` module)",
@@ -78,6 +83,8 @@ pub(crate) struct ToolConfig {
     pub(crate) description: TokenStream,
     pub(crate) annotations: Vec<(&'static str, bool)>,
     pub(crate) pending: bool,
+    /// Whether to `inventory::submit!` the tool (`register = false` leaves it out).
+    pub(crate) register: bool,
     pub(crate) paths: Paths,
     pub(crate) struct_name: Option<Ident>,
 }
@@ -158,6 +165,7 @@ pub(crate) fn parse_config(
         description,
         annotations,
         pending: args.flag("pending").is_some_and(|(v, _)| v),
+        register: args.flag("register").is_none_or(|(v, _)| v),
         paths,
         struct_name,
     }
@@ -224,6 +232,17 @@ pub(crate) fn expand_impl(
     let annotations = (!config.annotations.is_empty()).then(|| {
         quote!(const ANNOTATIONS: #core::ToolAnnotations = #core::ToolAnnotations::new() #(#annotations)*;)
     });
+    let registration = config.register.then(|| {
+        quote! {
+            #inventory::submit! {
+                #core::ToolRegistration {
+                    name: <#target as #core::CustomTool>::NAME,
+                    module_path: ::core::module_path!(),
+                    make: #core::custom_tool::<#target>,
+                }
+            }
+        }
+    });
     // The impl itself is spanned at the target so "`X` is not `Send`"-style errors about the
     // parameters point at the user's struct.
     let impl_head = quote_spanned!(target.span()=> impl #core::CustomTool for #target);
@@ -249,13 +268,7 @@ pub(crate) fn expand_impl(
                 }
             }
 
-            #inventory::submit! {
-                #core::ToolRegistration {
-                    name: <#target as #core::CustomTool>::NAME,
-                    module_path: ::core::module_path!(),
-                    make: #core::custom_tool::<#target>,
-                }
-            }
+            #registration
         };
     }
 }
