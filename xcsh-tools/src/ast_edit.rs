@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 use xcsh_core::{AgentToolResult, CustomTool, ToolContext, ToolError};
-use xcsh_macros::{custom_tool, pending};
+use xcsh_macros::{custom_tool, pending, tool_param};
 
 use crate::changeset::ChangeSet;
 use crate::config::AstToolsConfig;
@@ -19,7 +19,8 @@ pub const AST_EDIT: &str = <AstEdit as CustomTool>::NAME;
 const DETAIL_TEXT_CHARS: usize = 200;
 
 /// One rewrite: every match of `pat` becomes `out`.
-#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+#[tool_param]
+#[derive(Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct AstEditOp {
     /// The code to match, as an ast-grep pattern: `$X` matches one node, `$$$ARGS` a list.
