@@ -80,6 +80,8 @@ async fn preview_writes_nothing_and_apply_writes_exactly_the_preview() {
     let pending = s.pending().peek().unwrap();
     assert_eq!(pending.label, "AST Edit: 3 replacements in 2 files");
     assert_eq!(pending.source_tool_name, "ast_edit");
+    // The person deciding sees what the model saw: the preview's details, whole.
+    assert_eq!(pending.details.as_ref(), Some(&details));
     assert!(s.tool_choice(xcsh_core::Dialect::Anthropic).is_some());
 
     let applied = resolve(&s, "apply").await;
