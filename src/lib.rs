@@ -100,8 +100,8 @@ pub mod dialect {
 pub mod tools {
     #[doc(inline)]
     pub use xcsh_tools::{
-        AST_EDIT, AST_GREP, AstEdit, AstEditOp, AstEditParams, AstGrep, AstGrepParams,
-        builtin_suite, preview_notes, render_matches, render_preview, summary,
+        AST_EDIT, AST_GREP, AstEdit, AstEditOp, AstGrep, AstToolsConfig, builtin_suite,
+        preview_notes, render_matches, render_preview, summary,
     };
     #[doc(inline)]
     pub use xcsh_tools::{engine, workspace};

@@ -33,10 +33,20 @@ fn a_tools_only_crate_builds_none_of_the_heavy_dependencies() {
     let heavy: Vec<&&str> = crates
         .iter()
         .filter(|name| {
-            ["rmcp", "hyper", "clap", "tree-sitter", "ast-grep", "xcsh-tools"]
-                .iter()
-                .any(|h| name.starts_with(h))
+            [
+                "rmcp",
+                "hyper",
+                "clap",
+                "tree-sitter",
+                "ast-grep",
+                "xcsh-tools",
+            ]
+            .iter()
+            .any(|h| name.starts_with(h))
         })
         .collect();
-    assert!(heavy.is_empty(), "a tools-only crate pulls in {heavy:?}:\n{tree}");
+    assert!(
+        heavy.is_empty(),
+        "a tools-only crate pulls in {heavy:?}:\n{tree}"
+    );
 }

@@ -222,6 +222,11 @@ impl<T: Tool + ?Sized> Tool for Arc<T> {
 /// assert!(bad.text_content().contains("name: invalid type: integer `7`, expected a string"));
 /// # });
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool",
+    label = "not a tool",
+    note = "a tool is a struct or `async fn` marked `#[custom_tool]`, or a type implementing `CustomTool` by hand"
+)]
 pub trait CustomTool: DeserializeOwned + JsonSchema + Send + Sized + 'static {
     /// The name the model calls it by.
     const NAME: &'static str;

@@ -2,40 +2,25 @@
 //! `resolve`.
 
 use std::fmt::Write as _;
-use std::sync::{Arc, LazyLock};
 
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::Value;
-use xcsh_core::{
-    AgentToolResult, BoxFuture, JsonObject, PendingAction, Tool, ToolAnnotations, ToolContext,
-    ToolError, decode_arguments, schema::cached_schema_for,
-};
+use xcsh_core::{AgentToolResult, CustomTool, ToolContext, ToolError};
+use xcsh_macros::{custom_tool, pending, tool_param};
 
-use crate::changeset::ChangeSet;
-use crate::engine::{self, EditPlan, EditRequest, Op, WalkOptions, preview};
-use crate::run::{
-    READS_WORKSPACE, first_of, parse_lang, parse_limit, plural, run_engine, scope, workspace,
-};
+use crate::changeset::{ApplyError, ChangeSet};
+use crate::config::AstToolsConfig;
+use crate::engine::{self, EditPlan, EditRequest, Op, preview};
+use crate::run::{first_of, parse_lang, parse_limit, plural, run_engine, scope, workspace};
 
 /// The tool's name.
-pub const AST_EDIT: &str = "ast_edit";
+pub const AST_EDIT: &str = <AstEdit as CustomTool>::NAME;
 
-const DESCRIPTION: &str = "Structural search-and-replace over the workspace with ast-grep patterns. \
-Each op rewrites every match of `pat` (code with metavariables: `$X` matches one node, `$$$ARGS` \
-a list of nodes) into `out` (which may use the same metavariables). Files are parsed, so matches \
-respect syntax, not text. The call only previews: it returns a unified diff and nothing is \
-written until you call `resolve` with action \"apply\" (or \"discard\"). Example: \
-ops=[{\"pat\": \"$X.unwrap()\", \"out\": \"$X?\"}], lang=\"rust\".";
-
-/// How many characters of diff text a preview shows the model before summarising the rest
-/// (the full per-replacement list is always in the result's details).
-const DEFAULT_MAX_PREVIEW_CHARS: usize = 60_000;
 /// Characters of before/after text per replacement in the details.
 const DETAIL_TEXT_CHARS: usize = 200;
 
 /// One rewrite: every match of `pat` becomes `out`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[tool_param]
+#[derive(Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct AstEditOp {
     /// The code to match, as an ast-grep pattern: `$X` matches one node, `$$$ARGS` a list.
@@ -44,10 +29,53 @@ pub struct AstEditOp {
     pub out: String,
 }
 
-/// The parameters of `ast_edit`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+/// The `ast_edit` tool; its fields are the parameters. Its walk limits and preview size
+/// come from the session's [`AstToolsConfig`].
+///
+/// ```
+/// use xcsh_tools::AstEdit;
+/// use xcsh_core::Session;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("lib.rs"), "fn f() { a.unwrap(); }\n").unwrap();
+/// let session = Session::builder().custom::<AstEdit>().workspace_root(dir.path()).build().unwrap();
+///
+/// let preview = session
+///     .call("ast_edit", serde_json::json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}))
+///     .await;
+/// assert!(preview.text_content().contains("+fn f() { a?; }"));
+/// assert_eq!(session.pending().peek().unwrap().label, "AST Edit: 1 replacement in 1 file");
+///
+/// let applied = session
+///     .call("resolve", serde_json::json!({"action": "apply", "reason": "cleanup"}))
+///     .await;
+/// assert_eq!(applied.text_content(), "Applied 1 replacement in 1 file.");
+/// assert_eq!(std::fs::read_to_string(dir.path().join("lib.rs")).unwrap(), "fn f() { a?; }\n");
+/// # });
+/// ```
+#[custom_tool(
+    name = "ast_edit",
+    label = "AST Edit",
+    description = "Structural search-and-replace over the workspace with ast-grep patterns. \
+Each op rewrites every match of `pat` (code with metavariables: `$X` matches one node, `$$$ARGS` \
+a list of nodes) into `out` (which may use the same metavariables). Files are parsed, so matches \
+respect syntax, not text. The call only previews: it returns a unified diff and nothing is \
+written until you call `resolve` with action \"apply\" (or \"discard\"). Example: \
+ops=[{\"pat\": \"$X.unwrap()\", \"out\": \"$X?\"}], lang=\"rust\".",
+    // The call itself only reads and previews; writing happens through `resolve`.
+    read_only,
+    destructive = false,
+    idempotent,
+    open_world = false,
+    pending,
+    // Built in: added by `builtin_suite()` (or by hand), never by `registered()`.
+    register = false
+)]
+#[schemars(description = "The parameters of `ast_edit`.")]
+#[derive(Debug, Clone)]
 #[serde(deny_unknown_fields)]
-pub struct AstEditParams {
+pub struct AstEdit {
     /// Rewrites applied together to each file (at least one; patterns must differ).
     pub ops: Vec<AstEditOp>,
     /// Language of the patterns: rust, python, typescript, tsx, javascript or go. Inferred
@@ -65,77 +93,23 @@ pub struct AstEditParams {
     pub limit: Option<u64>,
 }
 
-/// The `ast_edit` tool. Configure its walk limits with [`AstEdit::with_walk_options`].
-///
-/// ```
-/// use xcsh_tools::AstEdit;
-/// use xcsh_core::Session;
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let dir = tempfile::tempdir().unwrap();
-/// std::fs::write(dir.path().join("lib.rs"), "fn f() { a.unwrap(); }\n").unwrap();
-/// let session = Session::builder().tool(AstEdit::default()).workspace_root(dir.path()).build().unwrap();
-///
-/// let preview = session
-///     .call("ast_edit", serde_json::json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}))
-///     .await;
-/// assert!(preview.text_content().contains("+fn f() { a?; }"));
-/// assert_eq!(session.pending().peek().unwrap().label, "AST Edit: 1 replacement in 1 file");
-///
-/// let applied = session
-///     .call("resolve", serde_json::json!({"action": "apply", "reason": "cleanup"}))
-///     .await;
-/// assert_eq!(applied.text_content(), "Applied 1 replacement in 1 file.");
-/// assert_eq!(std::fs::read_to_string(dir.path().join("lib.rs")).unwrap(), "fn f() { a?; }\n");
-/// # });
-/// ```
-#[derive(Debug, Clone)]
-pub struct AstEdit {
-    walk: WalkOptions,
-    max_preview_chars: usize,
-}
-
-impl Default for AstEdit {
-    fn default() -> Self {
-        AstEdit {
-            walk: WalkOptions::default(),
-            max_preview_chars: DEFAULT_MAX_PREVIEW_CHARS,
-        }
-    }
-}
-
 impl AstEdit {
-    /// Sets the walk's limits (file size, file count, threads).
-    #[must_use]
-    pub fn with_walk_options(mut self, walk: WalkOptions) -> Self {
-        self.walk = walk;
-        self
-    }
-
-    /// Sets how much diff text a preview shows before summarising.
-    #[must_use]
-    pub fn with_max_preview_chars(mut self, chars: usize) -> Self {
-        self.max_preview_chars = chars;
-        self
-    }
-
-    async fn preview(
-        &self,
-        ctx: &ToolContext,
-        params: AstEditParams,
-    ) -> Result<AgentToolResult, ToolError> {
+    /// Plans the edit and previews it; with replacements, pushes the `AstEditAction` that
+    /// writes them.
+    async fn execute(self, ctx: &ToolContext) -> Result<AgentToolResult, ToolError> {
+        let config = AstToolsConfig::of(ctx);
         let request = EditRequest {
-            ops: params
+            ops: self
                 .ops
                 .into_iter()
                 .map(|op| Op::new(op.pat, op.out))
                 .collect(),
-            lang: parse_lang(params.lang.as_deref())?,
-            limit: parse_limit(params.limit)?,
-            walk: self.walk,
+            lang: parse_lang(self.lang.as_deref())?,
+            limit: parse_limit(self.limit)?,
+            walk: config.walk_options(),
         };
         let ws = workspace(ctx)?;
-        let (path, glob) = (params.path, params.glob);
+        let (path, glob) = (self.path, self.glob);
         let plan_ws = ws.clone();
         let plan = run_engine(ctx, move |control| {
             let scope = scope(&plan_ws, path.as_deref(), glob.as_deref());
@@ -144,7 +118,7 @@ impl AstEdit {
         .await?
         .map_err(ToolError::from)?;
 
-        let text = render_preview(&plan, self.max_preview_chars);
+        let text = render_preview(&plan, config.max_preview_chars());
         let details = serde_json::to_value(preview::details(&plan, Some(DETAIL_TEXT_CHARS)))
             .unwrap_or(Value::Null);
         if plan.totals.replacements == 0 {
@@ -278,69 +252,30 @@ pub fn preview_notes(plan: &EditPlan) -> Vec<String> {
 }
 
 /// The pending action `ast_edit` pushes: writes exactly the previewed change set.
+#[pending(
+    apply,
+    label = "AST Edit: {}", summary(self.replacements, self.files),
+    source = AstEdit,
+    details = details
+)]
 struct AstEditAction {
     replacements: usize,
     files: usize,
     changes: ChangeSet,
+    /// What the preview's result carried: every replacement, totals, notes.
     details: Value,
 }
 
-impl PendingAction for AstEditAction {
-    fn label(&self) -> String {
-        format!("AST Edit: {}", summary(self.replacements, self.files))
-    }
-
+impl AstEditAction {
     async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
         let changes = self.changes.clone();
         tokio::task::spawn_blocking(move || changes.apply())
             .await
             .map_err(|join| ToolError::new(format!("the apply did not complete: {join}")))?
-            .map_err(ToolError::from)?;
+            .map_err(ApplyError::into_tool_error)?;
         Ok(AgentToolResult::text(format!(
             "Applied {}.",
             summary(self.replacements, self.files)
         )))
-    }
-
-    fn details(&self) -> Option<Value> {
-        Some(self.details.clone())
-    }
-
-    fn source_tool_name(&self) -> &str {
-        AST_EDIT
-    }
-}
-
-static PARAMETERS: LazyLock<Arc<JsonObject>> = LazyLock::new(cached_schema_for::<AstEditParams>);
-
-impl Tool for AstEdit {
-    fn name(&self) -> &str {
-        AST_EDIT
-    }
-    fn label(&self) -> &str {
-        "AST Edit"
-    }
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-    fn parameters(&self) -> &Arc<JsonObject> {
-        &PARAMETERS
-    }
-    fn annotations(&self) -> ToolAnnotations {
-        // The call itself only reads and previews; writing happens through `resolve`.
-        READS_WORKSPACE
-    }
-    fn pushes_pending_actions(&self) -> bool {
-        true
-    }
-    fn execute<'a>(
-        &'a self,
-        ctx: &'a ToolContext,
-        args: Value,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
-        Box::pin(async move {
-            let params: AstEditParams = decode_arguments(AST_EDIT, args)?;
-            self.preview(ctx, params).await
-        })
     }
 }

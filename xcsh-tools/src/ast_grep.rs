@@ -1,38 +1,60 @@
 //! `ast_grep`: structural search, the read-only twin of `ast_edit`.
 
 use std::fmt::Write as _;
-use std::sync::{Arc, LazyLock};
 
-use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
-use xcsh_core::{
-    AgentToolResult, BoxFuture, JsonObject, Tool, ToolAnnotations, ToolContext, ToolError,
-    decode_arguments, schema::cached_schema_for,
-};
+use serde_json::json;
+use xcsh_core::{AgentToolResult, CustomTool, ToolContext, ToolError};
+use xcsh_macros::custom_tool;
 
-use crate::engine::{self, SearchRequest, SearchResult, WalkOptions};
-use crate::run::{
-    READS_WORKSPACE, first_of, parse_lang, parse_limit, plural, run_engine, scope, workspace,
-};
+use crate::config::AstToolsConfig;
+use crate::engine::{self, SearchRequest, SearchResult};
+use crate::run::{first_of, parse_lang, parse_limit, plural, run_engine, scope, workspace};
 
 /// The tool's name.
-pub const AST_GREP: &str = "ast_grep";
-
-const DESCRIPTION: &str = "Structural code search over the workspace with an ast-grep pattern: \
-code with metavariables (`$X` matches one node, `$$$ARGS` a list of nodes), matched against \
-the syntax tree, not the text. Returns each match with its file, line, column, text and the \
-metavariables' captured text. Read-only. Example: pat=\"$X.unwrap()\", lang=\"rust\".";
+pub const AST_GREP: &str = <AstGrep as CustomTool>::NAME;
 
 /// Matches returned when no `limit` is given: enough to act on, small enough for a context.
 const DEFAULT_LIMIT: usize = 200;
 /// Characters of a match's text shown per line of the result.
 const MATCH_TEXT_CHARS: usize = 160;
 
-/// The parameters of `ast_grep`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+/// The `ast_grep` tool; its fields are the parameters. Its walk limits come from the
+/// session's [`AstToolsConfig`].
+///
+/// ```
+/// use xcsh_tools::AstGrep;
+/// use xcsh_core::Session;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("a.py"), "print(1)\nprint(x, y)\n").unwrap();
+/// let session = Session::builder().custom::<AstGrep>().workspace_root(dir.path()).build().unwrap();
+/// let found = session
+///     .call("ast_grep", serde_json::json!({"pat": "print($$$ARGS)"}))
+///     .await;
+/// assert!(found.text_content().starts_with("2 matches in 1 file"));
+/// assert!(found.text_content().contains("a.py:2:1: print(x, y)"));
+/// # });
+/// ```
+#[custom_tool(
+    name = "ast_grep",
+    label = "AST Grep",
+    description = "Structural code search over the workspace with an ast-grep pattern: \
+code with metavariables (`$X` matches one node, `$$$ARGS` a list of nodes), matched against \
+the syntax tree, not the text. Returns each match with its file, line, column, text and the \
+metavariables' captured text. Read-only. Example: pat=\"$X.unwrap()\", lang=\"rust\".",
+    // It reads the workspace and changes nothing.
+    read_only,
+    destructive = false,
+    idempotent,
+    open_world = false,
+    // Built in: added by `builtin_suite()` (or by hand), never by `registered()`.
+    register = false
+)]
+#[schemars(description = "The parameters of `ast_grep`.")]
+#[derive(Debug, Clone)]
 #[serde(deny_unknown_fields)]
-pub struct AstGrepParams {
+pub struct AstGrep {
     /// The code to find, as an ast-grep pattern: `$X` matches one node, `$$$ARGS` a list.
     pub pat: String,
     /// Language of the pattern: rust, python, typescript, tsx, javascript or go. Inferred
@@ -50,34 +72,30 @@ pub struct AstGrepParams {
     pub limit: Option<u64>,
 }
 
-/// The `ast_grep` tool.
-///
-/// ```
-/// use xcsh_tools::AstGrep;
-/// use xcsh_core::Session;
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let dir = tempfile::tempdir().unwrap();
-/// std::fs::write(dir.path().join("a.py"), "print(1)\nprint(x, y)\n").unwrap();
-/// let session = Session::builder().tool(AstGrep::default()).workspace_root(dir.path()).build().unwrap();
-/// let found = session
-///     .call("ast_grep", serde_json::json!({"pat": "print($$$ARGS)"}))
-///     .await;
-/// assert!(found.text_content().starts_with("2 matches in 1 file"));
-/// assert!(found.text_content().contains("a.py:2:1: print(x, y)"));
-/// # });
-/// ```
-#[derive(Debug, Clone, Default)]
-pub struct AstGrep {
-    walk: WalkOptions,
-}
-
 impl AstGrep {
-    /// Sets the walk's limits (file size, file count, threads).
-    #[must_use]
-    pub fn with_walk_options(mut self, walk: WalkOptions) -> Self {
-        self.walk = walk;
-        self
+    async fn execute(self, ctx: &ToolContext) -> Result<AgentToolResult, ToolError> {
+        let request = SearchRequest {
+            patterns: vec![self.pat],
+            lang: parse_lang(self.lang.as_deref())?,
+            limit: Some(parse_limit(self.limit)?.unwrap_or(DEFAULT_LIMIT)),
+            walk: AstToolsConfig::of(ctx).walk_options(),
+        };
+        let ws = workspace(ctx)?;
+        let (path, glob) = (self.path, self.glob);
+        let result = run_engine(ctx, move |control| {
+            let scope = scope(&ws, path.as_deref(), glob.as_deref());
+            engine::search(&scope, &request, control)
+        })
+        .await?
+        .map_err(ToolError::from_display)?;
+        let details = json!({
+            "matches": result.matches,
+            "totals": result.totals,
+            "limit": result.limit,
+            "parseErrors": result.parse_errors,
+            "skipped": result.skipped,
+        });
+        Ok(AgentToolResult::text(render_matches(&result)).with_details(details))
     }
 }
 
@@ -144,55 +162,4 @@ pub fn render_matches(result: &SearchResult) -> String {
         let _ = write!(out, "\n{warning}");
     }
     out
-}
-
-static PARAMETERS: LazyLock<Arc<JsonObject>> = LazyLock::new(cached_schema_for::<AstGrepParams>);
-
-impl Tool for AstGrep {
-    fn name(&self) -> &str {
-        AST_GREP
-    }
-    fn label(&self) -> &str {
-        "AST Grep"
-    }
-    fn description(&self) -> &str {
-        DESCRIPTION
-    }
-    fn parameters(&self) -> &Arc<JsonObject> {
-        &PARAMETERS
-    }
-    fn annotations(&self) -> ToolAnnotations {
-        READS_WORKSPACE
-    }
-    fn execute<'a>(
-        &'a self,
-        ctx: &'a ToolContext,
-        args: Value,
-    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
-        Box::pin(async move {
-            let params: AstGrepParams = decode_arguments(AST_GREP, args)?;
-            let request = SearchRequest {
-                patterns: vec![params.pat],
-                lang: parse_lang(params.lang.as_deref())?,
-                limit: Some(parse_limit(params.limit)?.unwrap_or(DEFAULT_LIMIT)),
-                walk: self.walk,
-            };
-            let ws = workspace(ctx)?;
-            let (path, glob) = (params.path, params.glob);
-            let result = run_engine(ctx, move |control| {
-                let scope = scope(&ws, path.as_deref(), glob.as_deref());
-                engine::search(&scope, &request, control)
-            })
-            .await?
-            .map_err(ToolError::from_display)?;
-            let details = json!({
-                "matches": result.matches,
-                "totals": result.totals,
-                "limit": result.limit,
-                "parseErrors": result.parse_errors,
-                "skipped": result.skipped,
-            });
-            Ok(AgentToolResult::text(render_matches(&result)).with_details(details))
-        })
-    }
 }

@@ -4,15 +4,15 @@ mod ast_edit;
 mod ast_grep;
 mod builtin;
 pub mod changeset;
+mod config;
 pub mod engine;
 mod run;
 pub mod workspace;
 
-pub use ast_edit::{
-    AST_EDIT, AstEdit, AstEditOp, AstEditParams, preview_notes, render_preview, summary,
-};
-pub use ast_grep::{AST_GREP, AstGrep, AstGrepParams, render_matches};
+pub use ast_edit::{AST_EDIT, AstEdit, AstEditOp, preview_notes, render_preview, summary};
+pub use ast_grep::{AST_GREP, AstGrep, render_matches};
 pub use builtin::builtin_suite;
+pub use config::AstToolsConfig;
 
 pub use changeset::{ApplyError, ApplyReport, ChangeSet, ChangeSetError, Fingerprint};
 pub use workspace::{PathError, Workspace, WorkspaceError, is_temp_artifact};

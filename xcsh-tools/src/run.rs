@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use xcsh_core::{ToolAnnotations, ToolContext, ToolError};
+use xcsh_core::{ToolContext, ToolError};
 
 use crate::engine::{CancelFlag, Control, Lang, Progress, Scope};
 use crate::workspace::Workspace;
@@ -20,14 +20,6 @@ pub(crate) fn workspace(ctx: &ToolContext) -> Result<Workspace, ToolError> {
         ))
     })
 }
-
-/// What `ast_grep` and `ast_edit` tell clients: they read the workspace and change nothing
-/// (`ast_edit` writes only later, through `resolve`).
-pub(crate) const READS_WORKSPACE: ToolAnnotations = ToolAnnotations::new()
-    .read_only(true)
-    .destructive(false)
-    .idempotent(true)
-    .open_world(false);
 
 /// The part of the workspace a call covers: its optional `path` and `glob` parameters.
 pub(crate) fn scope<'a>(

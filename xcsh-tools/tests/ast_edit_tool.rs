@@ -80,6 +80,8 @@ async fn preview_writes_nothing_and_apply_writes_exactly_the_preview() {
     let pending = s.pending().peek().unwrap();
     assert_eq!(pending.label, "AST Edit: 3 replacements in 2 files");
     assert_eq!(pending.source_tool_name, "ast_edit");
+    // The person deciding sees what the model saw: the preview's details, whole.
+    assert_eq!(pending.details.as_ref(), Some(&details));
     assert!(s.tool_choice(xcsh_core::Dialect::Anthropic).is_some());
 
     let applied = resolve(&s, "apply").await;
@@ -353,4 +355,47 @@ async fn ast_grep_finds_matches_with_captures_and_writes_nothing() {
         "{}",
         bad.text_content()
     );
+}
+
+/// The built-in tools come only from `builtin_suite()` (or a user adding them): a user's
+/// `registered()` session must not grow them.
+#[test]
+fn the_built_in_tools_do_not_register_themselves() {
+    let registered: Vec<&str> = xcsh_core::registered_tools().map(|r| r.name).collect();
+    assert!(
+        !registered.contains(&xcsh_tools::AST_EDIT),
+        "{registered:?}"
+    );
+    assert!(
+        !registered.contains(&xcsh_tools::AST_GREP),
+        "{registered:?}"
+    );
+    let s = Session::builder().registered().build().unwrap();
+    assert!(s.tool_names().is_empty(), "{:?}", s.tool_names());
+}
+
+/// `AstToolsConfig` on the session sets the preview's diff budget: with room for one file's
+/// diff, the second is summarised; without the extension both are shown.
+#[tokio::test]
+async fn the_session_config_sets_the_preview_budget() {
+    let dir = workspace();
+    let args = json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"});
+    let omitted = "… diffs of 1 file more omitted";
+
+    let text = edit(&session(dir.path()), args.clone())
+        .await
+        .text_content();
+    assert!(text.contains("+++ b/src/b.rs"), "{text}");
+    assert!(!text.contains(omitted), "{text}");
+
+    let small = Session::builder()
+        .suite(xcsh_tools::builtin_suite())
+        .extension(xcsh_tools::AstToolsConfig::default().with_max_preview_chars(1))
+        .workspace_root(dir.path())
+        .build()
+        .unwrap();
+    let text = edit(&small, args).await.text_content();
+    assert!(text.contains("+++ b/src/a.rs"), "{text}");
+    assert!(!text.contains("+++ b/src/b.rs"), "{text}");
+    assert!(text.contains(omitted), "{text}");
 }

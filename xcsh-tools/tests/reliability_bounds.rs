@@ -16,7 +16,7 @@ use xcsh_tools::engine::{
     self, CancelFlag, Control, EditRequest, EngineError, Op, Scope, WalkOptions,
 };
 use xcsh_tools::workspace::Workspace;
-use xcsh_tools::{AstEdit, AstGrep};
+use xcsh_tools::{AstToolsConfig, builtin_suite};
 
 mod common;
 
@@ -37,8 +37,8 @@ fn tree(root: &Path, n: usize) {
 
 fn session_with(root: &Path, walk: WalkOptions) -> Session {
     Session::builder()
-        .tool(AstGrep::default().with_walk_options(walk))
-        .tool(AstEdit::default().with_walk_options(walk))
+        .suite(builtin_suite())
+        .extension(AstToolsConfig::default().with_walk_options(walk))
         .workspace_root(root)
         .build()
         .expect("session")

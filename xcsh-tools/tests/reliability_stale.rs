@@ -109,6 +109,13 @@ async fn each_kind_of_change_makes_apply_write_nothing_and_name_the_file() {
         let text = failed.text_content();
         assert!(failed.is_error, "{kind}: {text}");
         assert!(text.starts_with("Apply failed: "), "{kind}: {text}");
+        assert_eq!(
+            failed.error_kind(),
+            Some(&xcsh_core::ErrorKind::Stale {
+                files: vec!["src/edited.rs".into()]
+            }),
+            "{kind}: the result's kind names the stale file"
+        );
         assert!(
             text.contains("`src/edited.rs` (") && text.contains(reason),
             "{kind}: expected the file and `{reason}` in: {text}"

@@ -5,6 +5,8 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use xcsh_core::{ErrorKind, ToolError};
+
 use crate::workspace::PathError;
 
 /// Why an operation could not be added to a [`ChangeSet`](super::ChangeSet).
@@ -263,6 +265,34 @@ pub enum ApplyError {
         /// The step that did not run.
         step: usize,
     },
+}
+
+impl ApplyError {
+    /// The error for the model, with its kind: [`ErrorKind::Stale`] naming the stale files
+    /// (root-relative paths), [`ErrorKind::ApplyFailed`] otherwise. `?` would give
+    /// [`ErrorKind::Tool`]; a pending action's `apply` should use this.
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::{ApplyError, ChangeSet}, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "v1")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify("a.txt", "v2")?;
+    /// std::fs::write(dir.path().join("a.txt"), "edited meanwhile")?;
+    /// let error = cs.apply().unwrap_err().into_tool_error();
+    /// assert_eq!(error.kind(), &xcsh_core::ErrorKind::Stale { files: vec!["a.txt".into()] });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn into_tool_error(self) -> ToolError {
+        let kind = match &self {
+            ApplyError::Stale { files } => ErrorKind::Stale {
+                files: files.iter().map(|file| file.path.clone()).collect(),
+            },
+            _ => ErrorKind::ApplyFailed,
+        };
+        let message = ToolError::from(self).into_message();
+        ToolError::with_kind(kind, message)
+    }
 }
 
 /// Joins items as "`a` (why), `b` (why)".
