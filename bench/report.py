@@ -3,7 +3,8 @@
 quotes) and checks them against the targets.
 
 Usage: report.py --dir RESULTS_DIR [--out FILE.md]
-Reads cli.json, micro.json and compile.json from RESULTS_DIR (whichever exist).
+Reads cli.json, micro.json, compile.json and compile-cold.json from RESULTS_DIR (whichever
+exist).
 """
 
 from __future__ import annotations
@@ -144,6 +145,40 @@ def compile_section(comp: dict) -> list[str]:
     return out
 
 
+COLD_ROWS = [
+    ("gen-xcsh-min", "(a) xcsh, `default-features = false, features = [{features}]`"),
+    ("gen-xcsh", "(b) xcsh, default features (tools, mcp, cli)"),
+    ("gen-rmcp", "(c) rmcp 3.11.0 `#[tool]`/`#[tool_router]` (`server`, `macros`)"),
+]
+
+
+def cold_section(cold: dict) -> list[str]:
+    res = cold["results"]
+    s, ratios = res["summary"], res["ratios"]
+    out = [f"## Pay for what you use: cold build of a {cold['tools']}-tool crate", ""]
+    out.append(f"`cargo build --offline` of a generated crate of {cold['tools']} tools, fresh "
+               "target dir before every build (dependencies included), debug profile, "
+               f"incremental off; {cold['runs']} runs per variant, the three rotated; medians. "
+               "Crates compiled = `Compiling` lines of the build; packages = `cargo tree -e "
+               "normal,build` of the crate.")
+    out.append("")
+    out.append("| variant | wall | CPU | peak RSS | crates compiled | packages | wall / rmcp "
+               "| CPU / rmcp |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    r = s["gen-rmcp"]
+    for key, label in COLD_ROWS:
+        x = s[key]
+        label = label.format(features=", ".join(f'"{f}"' for f in
+                                                cold["xcsh_features"].split(",")))
+        out.append(f"| {label} | {fmt_s(x['wall_s'])} | {fmt_s(x['cpu_s'])} "
+                   f"| {fmt_mib(x['max_rss_kib'])} | {x['compiled']} | {x['tree_packages']} "
+                   f"| {x['wall_s'] / r['wall_s']:.2f} | {x['cpu_s'] / r['cpu_s']:.2f} |")
+    out += ["", f"- a/c = **{ratios['min_vs_rmcp_wall']:.2f}**, b/c = "
+                f"**{ratios['default_vs_rmcp_wall']:.2f}** (wall; CPU: "
+                f"{ratios['min_vs_rmcp_cpu']:.2f} and {ratios['default_vs_rmcp_cpu']:.2f}).", ""]
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--dir", required=True)
@@ -151,8 +186,9 @@ def main() -> int:
     p.add_argument("--command", default="bench/run.sh")
     p.add_argument("--out")
     args = p.parse_args()
-    cli, micro, comp = (load(args.dir, n) for n in ("cli.json", "micro.json", "compile.json"))
-    any_doc = cli or micro or comp
+    cli, micro, comp, cold = (load(args.dir, n) for n in
+                              ("cli.json", "micro.json", "compile.json", "compile-cold.json"))
+    any_doc = cli or micro or comp or cold
     if not any_doc:
         print(f"no results in {args.dir}", file=sys.stderr)
         return 1
@@ -168,6 +204,8 @@ def main() -> int:
         lines += micro_section(micro)
     if comp:
         lines += compile_section(comp)
+    if cold:
+        lines += cold_section(cold)
     text = "\n".join(lines)
     if args.out:
         with open(args.out, "w") as f:

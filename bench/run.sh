@@ -5,19 +5,25 @@
 #      apply the same replacements;
 #   2. in-process micro-benchmarks (divan): Session::call against rmcp's tool router, the
 #      pending round trip, allocation-free schema retrieval;
-#   3. compile time of 200 #[custom_tool] tools against the same 200 rmcp #[tool]s.
+#   3. compile time of 200 #[custom_tool] tools against the same 200 rmcp #[tool]s;
+#   4. opt-in (--cold-build): cold `cargo build --offline` of a 10-tool crate on xcsh with
+#      only the macros feature, on xcsh with its default features, and on rmcp's macros.
 #
-# Usage: bench/run.sh [--smoke] [--only cli,micro,compile] [--runs N]
+# Usage: bench/run.sh [--smoke] [--only cli,micro,compile,cold] [--runs N] [--cold-build]
 #   --smoke   a quick check that the benchmarks still work (CI runs it from
 #             scripts/test-all.sh): a few crates of the corpus, 2 patterns x 1 run with the
 #             equality check, 10 tools in the compile benchmark, tiny divan samples, debug
 #             builds. Its numbers mean nothing.
 #   --only    run only these parts.
-#   --runs N  timed runs per contestant and pattern, and per compile command (default 5).
+#   --runs N  timed runs per contestant and pattern, and per compile command (default 5);
+#             cold builds: 3 per variant unless --runs is given (each takes 20 s to minutes).
+#   --cold-build  also run step 4 (not part of a default run, nor of --smoke: ~10-20 min on
+#             2 busy cores); `--only cold` runs it alone.
 #
 # Environment: XCSH_SHARED_DIR (default: the repository's ../shared) holds
 # bench/corpus-rust; XCSH_BENCH_WORK (default: bench-work/ in the repository) is the scratch
-# and cache directory. Full runs write bench/results/{cli,micro,compile}.json and latest.md;
+# and cache directory. Full runs write bench/results/{cli,micro,compile}.json (and
+# compile-cold.json with --cold-build) and latest.md;
 # smoke runs write to the scratch directory only.
 #
 # Exit status: 0 when everything ran and both tools made identical edits; 1 when a part
@@ -30,18 +36,27 @@ cd "$repo_root"
 smoke=0
 only="cli,micro,compile"
 runs=5
+runs_given=0
+cold_build=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --smoke) smoke=1 ;;
         --only) only="$2"; shift ;;
         --only=*) only="${1#--only=}" ;;
-        --runs) runs="$2"; shift ;;
-        --runs=*) runs="${1#--runs=}" ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        --runs) runs="$2"; runs_given=1; shift ;;
+        --runs=*) runs="${1#--runs=}"; runs_given=1 ;;
+        --cold-build) cold_build=1 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
+only_given="$only"
+(( cold_build )) && only+=",cold"
+if (( smoke )) && [[ ",$only," == *",cold,"* ]]; then
+    echo "bench/run.sh: the cold-build benchmark has no smoke mode (it takes minutes)" >&2
+    exit 2
+fi
 wants() { [[ ",$only," == *",$1,"* ]]; }
 step() { printf '\n==> %s\n' "$*" >&2; }
 
@@ -148,10 +163,22 @@ if wants compile; then
     fi
 fi
 
+if wants cold; then
+    step "Cold build of a 10-tool crate: xcsh[macros] vs xcsh[default] vs rmcp macros"
+    # A fresh target dir before every build (removed afterwards); dependencies from the
+    # local registry cache only (--offline).
+    cold_runs=3
+    (( runs_given )) && cold_runs="$runs"
+    "$python" bench/compile_bench.py --cold --xcsh-features macros --repo "$repo_root" \
+        --work "$work/compile-cold" --target-dir "$work/compile-cold-target" --tools 10 \
+        --runs "$cold_runs" --out "$results/compile-cold.json" || failed+=(cold)
+fi
+
 step "Report"
 command="bench/run.sh"
 (( smoke )) && command+=" --smoke"
-[[ "$only" != "cli,micro,compile" ]] && command+=" --only $only"
+[[ "$only_given" != "cli,micro,compile" ]] && command+=" --only $only_given"
+(( cold_build )) && command+=" --cold-build"
 "$python" bench/report.py --dir "$results" --command "$command" --out "$results/latest.md" >/dev/null
 echo "Results: $results/latest.md" >&2
 
