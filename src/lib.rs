@@ -11,7 +11,7 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`pending`] | the pending-action stack, `resolve` and its exact strings |
+//! | [`pending`](mod@pending) | the pending-action stack, `resolve` and its exact strings |
 //! | [`session`] | sessions, registries, call options, extensions, progress |
 //! | [`tool`] | the tool traits, results, errors, suites and schemas |
 //! | [`dialect`] | provider dialects: definitions, schema lowering, argument restoring |

@@ -1,5 +1,6 @@
 //! Core runtime of xcsh: tools, the pending-action stack, `resolve`, sessions and
-//! provider dialects.
+//! provider dialects. Depend on the `xcsh` facade, which re-exports a curated selection of
+//! this crate in concept modules; this crate is its implementation.
 //!
 //! A tool that changes things does not act at once: it computes a preview, pushes a
 //! [`PendingAction`] with [`ToolContext::push_pending_action`], and the change happens only
@@ -92,8 +93,13 @@ pub use resolve::{
 pub use result::{AgentToolResult, Content, IntoToolResult};
 pub use schema::JsonObject;
 pub use session::{CallOptions, ResolveBias, Session};
-pub use suite::{Suite, ToolRegistration, ToolSuite, registered_suite, registered_tools};
+pub use suite::{Suite, ToolSuite, registered_suite};
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{
-    BoxFuture, CustomTool, CustomToolAdapter, Tool, ToolAnnotations, custom_tool, decode_arguments,
-};
+pub use tool::{BoxFuture, CustomTool, Tool, ToolAnnotations, decode_arguments};
+
+// Plumbing of the macros and the facade, not API: generated code reaches these through
+// `__macro_support`.
+#[doc(hidden)]
+pub use suite::{ToolRegistration, registered_tools};
+#[doc(hidden)]
+pub use tool::{CustomToolAdapter, custom_tool};

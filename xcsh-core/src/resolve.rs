@@ -77,6 +77,9 @@ pub struct Resolution {
 }
 
 /// Why a resolve did not happen.
+// A failed apply carries everything the caller needs to report it; resolves are rare enough
+// that the size of the `Err` does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum ResolveError {
     /// The stack was empty.

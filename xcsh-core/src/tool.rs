@@ -90,7 +90,7 @@ impl ToolAnnotations {
 /// A tool the runtime can list and call: the dynamic, object-safe form.
 ///
 /// Most tools are written as a [`CustomTool`] (usually through `#[custom_tool]`) and bridged
-/// here by [`CustomToolAdapter`]. Implement `Tool` directly for tools that carry state or
+/// here by the runtime. Implement `Tool` directly for tools that carry state or
 /// decode their own arguments.
 ///
 /// ```

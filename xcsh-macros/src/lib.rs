@@ -122,7 +122,7 @@ use crate::krate::Paths;
 /// a name that is not a valid tool name is.
 ///
 /// Tools register themselves (`inventory`), so `Session::builder().registered()` or
-/// `xcsh::registered_suite(module_path!())` finds them; [`suite!`] lists them explicitly.
+/// `xcsh::tool::registered_suite(module_path!())` finds them; [`suite!`] lists them explicitly.
 /// A tool with `register = false` is found only where it is named: `.custom::<T>()` or
 /// `suite![T]`, which is how a library offers tools its users choose from.
 ///
@@ -139,7 +139,8 @@ use crate::krate::Paths;
 ///     word.to_uppercase()
 /// }
 ///
-/// assert!(xcsh::registered_tools().all(|tool| tool.name != "shout"));
+/// let everything = Session::builder().registered().build().unwrap();
+/// assert!(!everything.tool_names().contains(&"shout"));
 /// let session = Session::builder().custom::<Shout>().build().unwrap();
 /// assert_eq!(session.tool_names(), ["shout"]);
 /// ```
@@ -152,7 +153,8 @@ pub fn custom_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `async fn apply(&mut self, reason: &str) -> R` (and `reject`, when named).
 ///
 /// ```
-/// use xcsh::{PendingActionStore, ResolveAction, ToolError, pending, resolve};
+/// use xcsh::pending::{PendingActionStore, resolve};
+/// use xcsh::{ResolveAction, ToolError, pending};
 ///
 /// #[pending(apply, reject, label = "Batch rename: {count} files", source = "batch_rename", details)]
 /// struct RenamePlan {
@@ -223,7 +225,8 @@ pub fn tool_param(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// crate that exports a fixed set of tools: `pub fn tools() -> ToolSuite { suite![A, B] }`.
 ///
 /// ```
-/// use xcsh::{ToolContext, custom_tool, suite, Suite};
+/// use xcsh::tool::Suite;
+/// use xcsh::{ToolContext, custom_tool, suite};
 ///
 /// /// Says hi.
 /// #[custom_tool]

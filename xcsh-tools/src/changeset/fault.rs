@@ -74,6 +74,8 @@ pub(crate) enum Gate {
     Crash(usize),
 }
 
+// Only `none` is used outside the `testing` feature; the rest is test machinery.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 impl FaultPlan {
     /// A plan that injects nothing; it still counts and logs the steps.
     pub fn none() -> Self {

@@ -71,8 +71,6 @@ pub use error::{ApplyError, Attention, ChangeSetError, StaleFile, StaleReason};
 #[doc(hidden)]
 #[cfg(feature = "testing")]
 pub use fault::FaultPlan;
-#[cfg(not(feature = "testing"))]
-pub(crate) use fault::FaultPlan;
 pub use fingerprint::Fingerprint;
 pub use splice::Splice;
 

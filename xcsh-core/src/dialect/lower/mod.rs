@@ -18,7 +18,10 @@ mod types;
 
 pub use error::{FieldPath, LowerError, LowerErrorKind, PathSegment};
 // The validators hold lowered schemas to the same keyword lists.
+// The validators (test machinery) check definitions against the same keyword lists.
+#[cfg(any(test, feature = "testing"))]
 pub(super) use gemini::{GEMINI_KEYWORDS, gemini_format_ok};
+#[cfg(any(test, feature = "testing"))]
 pub(super) use openai::{OPENAI_FORMATS, OPENAI_KEYWORDS};
 
 use refs::recursive_targets;
