@@ -7,7 +7,7 @@
 //!    mode's closed objects, Gemini's OpenAPI 3.0 subset, …), or says precisely why it
 //!    cannot ([`LowerError`]).
 //! 2. [`tool_definition`] wraps a lowered schema in the request shape of that API.
-//! 3. [`validate`] checks a finished definition against each provider's published rules.
+//! 3. `validate` (feature `testing`) checks a finished definition against each provider's published rules.
 //! 4. [`Dialect::forced_tool_choice`] is the `tool_choice` value that forces one tool.
 //! 5. [`restore_arguments`] undoes what strict mode makes a model send (explicit `null` for
 //!    an omitted optional field) before the arguments are decoded with serde.
