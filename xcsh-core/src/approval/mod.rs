@@ -249,26 +249,25 @@ impl ApprovalPrompt {
 }
 
 /// An [`Approver`] that asks at the terminal: it prints the request on stderr and reads one
-/// line from `/dev/tty` (or, when there is none, from stdin if `use_stdin` is set).
+/// line, from `/dev/tty` ([`new`](Self::new)) or from stdin ([`from_stdin`](Self::from_stdin),
+/// for a program whose stdin is free, such as `xcsh session FILE`).
 ///
 /// `y`/`yes` accepts; `n`/`no`, optionally followed by the person's words, declines; anything
-/// else, an empty line or end of input cancels (the action stays pending).
+/// else, an empty line, end of input or no terminal cancels (the action stays pending).
 #[derive(Debug, Clone, Default)]
 pub struct TerminalApprover {
     use_stdin: bool,
 }
 
 impl TerminalApprover {
-    /// Reads answers from `/dev/tty` only.
+    /// Reads answers from `/dev/tty`.
     pub fn new() -> Self {
         TerminalApprover { use_stdin: false }
     }
 
-    /// Falls back to stdin when there is no `/dev/tty` (only when stdin is not in use).
-    #[must_use]
-    pub fn with_stdin_fallback(mut self, on: bool) -> Self {
-        self.use_stdin = on;
-        self
+    /// Reads answers from stdin.
+    pub fn from_stdin() -> Self {
+        TerminalApprover { use_stdin: true }
     }
 
     /// The answer a typed line means (see the type's documentation).
@@ -311,11 +310,12 @@ impl Approver for TerminalApprover {
                 );
                 let _ = err.flush();
                 let mut line = String::new();
-                match std::fs::File::open("/dev/tty") {
-                    Ok(tty) => std::io::BufReader::new(tty).read_line(&mut line).ok()?,
-                    Err(_) if use_stdin => std::io::stdin().lock().read_line(&mut line).ok()?,
-                    Err(_) => return None,
-                };
+                if use_stdin {
+                    std::io::stdin().lock().read_line(&mut line).ok()?;
+                } else {
+                    let tty = std::fs::File::open("/dev/tty").ok()?;
+                    std::io::BufReader::new(tty).read_line(&mut line).ok()?;
+                }
                 Some(line)
             })
             .await
