@@ -102,20 +102,85 @@ pub struct ApprovalRequest {
 }
 
 impl ApprovalRequest {
-    /// A few lines for a person: the label, the reason, the files the effect touches.
+    /// A bounded summary for a person: the label, the reason, the files the effect touches
+    /// with their first replacements (`line: before → after`, as `ast_edit`'s details list
+    /// them), the changed lines, the rule that asked and the effect digest.
+    ///
+    /// ```
+    /// use xcsh_core::approval::ApprovalRequest;
+    /// use xcsh_core::{AgentToolResult, PendingAction, PendingActionStore, ToolError};
+    ///
+    /// struct Edit;
+    /// impl PendingAction for Edit {
+    ///     fn label(&self) -> String { "AST Edit: 1 replacement in 1 file".into() }
+    ///     async fn apply(&mut self, _: &str) -> Result<AgentToolResult, ToolError> { Ok(().into()) }
+    ///     fn details(&self) -> Option<serde_json::Value> {
+    ///         Some(serde_json::json!({"files": [{"file": "src/a.rs",
+    ///             "replacements": [{"line": 3, "before": "x.unwrap()", "after": "x?"}]}]}))
+    ///     }
+    /// }
+    /// let store = PendingActionStore::new();
+    /// store.push(Edit);
+    /// let request = ApprovalRequest {
+    ///     summary: store.peek().unwrap(),
+    ///     reason: "cleanup".into(),
+    ///     effect_digest: "sha256:…".into(),
+    ///     rule: None,
+    /// };
+    /// let text = request.describe();
+    /// assert!(text.contains("Reason: cleanup"));
+    /// assert!(text.contains("src/a.rs\n    3: x.unwrap() → x?"));
+    /// ```
     pub fn describe(&self) -> String {
+        const MAX_FILES: usize = 20;
+        const MAX_REPLACEMENTS: usize = 12;
         let facts = EffectFacts::of(&self.summary);
         let mut text = format!(
             "{} (from {})\nReason: {}",
             self.summary.label, self.summary.source_tool_name, self.reason
         );
+        let entries = self
+            .summary
+            .details
+            .as_ref()
+            .and_then(|d| d.get("files"))
+            .and_then(Value::as_array);
         if !facts.files.is_empty() {
             text.push_str(&format!("\nFiles ({}):", facts.files.len()));
-            for file in facts.files.iter().take(20) {
+            let mut shown = 0;
+            for (index, file) in facts.files.iter().take(MAX_FILES).enumerate() {
                 text.push_str(&format!("\n  {file}"));
+                let replacements = entries
+                    .and_then(|e| e.get(index))
+                    .and_then(|e| e.get("replacements"))
+                    .and_then(Value::as_array);
+                for r in replacements.into_iter().flatten() {
+                    if shown == MAX_REPLACEMENTS {
+                        break;
+                    }
+                    shown += 1;
+                    let field = |key: &str| {
+                        let t = r.get(key).and_then(Value::as_str).unwrap_or("");
+                        let one_line: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
+                        if one_line.chars().count() > 60 {
+                            format!("{}…", one_line.chars().take(60).collect::<String>())
+                        } else {
+                            one_line
+                        }
+                    };
+                    let line = r
+                        .get("line")
+                        .and_then(Value::as_u64)
+                        .map_or(String::new(), |l| format!("{l}: "));
+                    text.push_str(&format!(
+                        "\n    {line}{} → {}",
+                        field("before"),
+                        field("after")
+                    ));
+                }
             }
-            if facts.files.len() > 20 {
-                text.push_str(&format!("\n  … and {} more", facts.files.len() - 20));
+            if facts.files.len() > MAX_FILES {
+                text.push_str(&format!("\n  … and {} more", facts.files.len() - MAX_FILES));
             }
         }
         if let Some(lines) = facts.changed_lines {
