@@ -213,3 +213,49 @@ fn a_malformed_policy_file_is_refused_at_start_with_its_line() {
             .contains("expected `model`, `human` or `rules=FILE`")
     );
 }
+
+#[test]
+fn human_at_the_terminal_declines_with_words_or_leaves_it_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("a.py"), "print(1)\n").unwrap();
+    let script = dir.path().join("script.jsonl");
+    std::fs::write(&script, edit(".")).unwrap();
+    let session = |answer: &str| {
+        run(
+            xcsh()
+                .arg("session")
+                .arg(&script)
+                .arg("--root")
+                .arg(&root)
+                .args(["--approval", "human"]),
+            answer,
+        )
+    };
+
+    let declined = session("n not before the release\n");
+    assert!(declined.status.success());
+    let out = String::from_utf8(declined.stdout).unwrap();
+    let last: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let text = last["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("The person declined to apply"), "{text}");
+    assert!(text.contains("They said: not before the release"), "{text}");
+    assert_eq!(last["result"]["details"]["approval"]["answer"], "decline");
+
+    // No answer (end of input): nothing written, the action still pending at the end.
+    let unanswered = session("");
+    let out = String::from_utf8(unanswered.stdout).unwrap();
+    let last: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert!(
+        last["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Not approved: the person gave no answer")
+    );
+    assert!(String::from_utf8_lossy(&unanswered.stderr).contains("never resolved"));
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.py")).unwrap(),
+        "print(1)\n"
+    );
+}
