@@ -200,6 +200,14 @@ async fn rules_allow_ask_and_deny_each_with_its_rule_and_the_audit_names_every_d
         ]
     );
     // The hashes of the applied files match the files on disk; no contents are recorded.
+    // No contents: the replacement texts of the details are hashed too.
+    let raw = std::fs::read_to_string(&audit).unwrap();
+    assert!(!raw.contains("leak") && !raw.contains("fn f() {}"), "{raw}");
+    assert_eq!(
+        pushes[2]["details"]["files"][0]["replacements"][0]["after"],
+        xcsh_core::approval::sha256_hex(b"leak")
+    );
+    assert_eq!(pushes[2]["details"]["files"][0]["file"], "secrets/key");
     for (resolve, path) in [(resolves[0], "docs/a.md"), (resolves[1], "src/lib.rs")] {
         let file = &resolve["files"][0];
         assert_eq!(file["path"], path);

@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use crate::pending::PendingSummary;
 
 /// An append-only record of decisions: one JSON object per line, flushed per line, never any
-/// file contents (files appear as root-relative paths with `sha256:` hashes).
+/// file contents (files appear as root-relative paths with `sha256:` hashes, and the
+/// replacement texts of the details — `before`, `after`, `text`, `content`, `contents` — as
+/// their hashes).
 ///
 /// Lines (every one has `event`, `time` in Unix seconds and `session`):
 ///
@@ -88,7 +90,7 @@ impl AuditSink {
             "id": summary.id,
             "tool": summary.source_tool_name,
             "label": summary.label,
-            "details": summary.details,
+            "details": summary.details.as_ref().map(without_contents),
             "effectDigest": effect_digest,
         }));
     }
@@ -99,6 +101,29 @@ impl AuditSink {
             .iter()
             .map(|file| file_hash(&self.root.join(file)))
             .collect()
+    }
+}
+
+/// The details with every replacement text (`before`, `after`, `text`, `content`, `contents`
+/// strings) replaced by its `sha256:` hash: the log names what changed without holding the code.
+fn without_contents(details: &Value) -> Value {
+    match details {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, value)| {
+                    let value = match (key.as_str(), value) {
+                        (
+                            "before" | "after" | "text" | "content" | "contents",
+                            Value::String(text),
+                        ) => Value::String(super::sha256_hex(text.as_bytes())),
+                        _ => without_contents(value),
+                    };
+                    (key.clone(), value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_contents).collect()),
+        other => other.clone(),
     }
 }
 
