@@ -12,6 +12,7 @@
 //! | module | holds |
 //! |---|---|
 //! | [`pending`](mod@pending) | the pending-action stack, `resolve` and its exact strings |
+//! | [`approval`] | approval policies, approvers, rules and the audit log |
 //! | [`session`] | sessions, registries, call options, extensions, progress |
 //! | [`tool`] | the tool traits, results, errors, suites and schemas |
 //! | [`dialect`] | provider dialects: definitions, schema lowering, argument restoring |
@@ -59,6 +60,18 @@ pub mod pending {
         RESOLVE_TOOL_LABEL, RESOLVE_TOOL_NAME, Reminders, Resolution, ResolutionView,
         ResolveAction, ResolveArgs, ResolveError, ResolveTool, STORE_UNAVAILABLE,
         describe_with_stack, resolve,
+    };
+}
+
+/// Approval policies: who may let `resolve` apply an action (the model, a person through an
+/// [`Approver`](approval::Approver), or rules on the effect), and an audit trail of every
+/// decision. See `docs/APPROVALS.md`.
+pub mod approval {
+    #[doc(inline)]
+    pub use xcsh_core::approval::{
+        ApprovalAnswer, ApprovalPolicy, ApprovalPrompt, ApprovalRequest, Approver, AuditLog,
+        ChannelApprover, Decision, EffectFacts, PolicyError, Rule, RuleMatch, RulePolicy,
+        TerminalApprover, default_effect_digest, sha256_hex,
     };
 }
 

@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch: one module per subcommand, shared pieces beside them.
 
+mod approval;
 mod ast_edit;
 mod demo;
 mod logging;

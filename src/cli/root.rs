@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use xcsh::session::Registry;
+use xcsh::session::{Registry, SessionBuilder};
 use xcsh::tools::builtin_suite;
 
 use super::Failure;
@@ -36,13 +36,21 @@ pub(crate) fn workspace_root(root: Option<&Path>) -> Result<PathBuf, Failure> {
 
 /// The built-in suite (`ast_grep`, `ast_edit`, and `resolve`) rooted at `root`.
 pub(crate) fn builtin_registry(root: &Path) -> Result<Arc<Registry>, Failure> {
+    build(builtin_builder(root))
+}
+
+/// A builder with the built-in suite rooted at `root`, to configure further.
+pub(crate) fn builtin_builder(root: &Path) -> SessionBuilder {
     xcsh::Session::builder()
         .suite(builtin_suite())
         .workspace_root(root)
-        .build_registry()
-        .map_err(|e| {
-            Failure(format!(
-                "{e} (a bug in the built-in tools; please report it)"
-            ))
-        })
+}
+
+/// Builds the registry of [`builtin_builder`].
+pub(crate) fn build(builder: SessionBuilder) -> Result<Arc<Registry>, Failure> {
+    builder.build_registry().map_err(|e| {
+        Failure(format!(
+            "{e} (a bug in the built-in tools; please report it)"
+        ))
+    })
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use xcsh::mcp::McpServer;
 
-use super::{Failure, root, runtime};
+use super::{Failure, approval, root, runtime};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -19,11 +19,24 @@ pub(crate) struct Args {
     /// stack. The address is printed on stderr.
     #[arg(long, value_name = "ADDR")]
     http: Option<std::net::SocketAddr>,
+    #[command(flatten)]
+    approval: approval::ApprovalArgs,
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     let root = root::workspace_root(args.root.as_deref())?;
-    let registry = root::builtin_registry(&root)?;
+    // MCP elicitation is not supported yet: under `human` (or a rule that says ask) there is
+    // no one to ask, and `resolve` refuses to apply, saying how to proceed.
+    let registry = root::build(
+        args.approval
+            .configure(root::builtin_builder(&root), None)?,
+    )?;
+    if args.approval.may_ask() {
+        eprintln!(
+            "xcsh serve: --approval {}: this server cannot ask a person (MCP elicitation is not supported yet); an apply that needs a person's approval is refused and stays pending",
+            args.approval.policy_text()
+        );
+    }
     if let Some(addr) = args.http {
         return serve_http(McpServer::new(registry), addr, &root);
     }

@@ -13,10 +13,11 @@ use std::process::ExitCode;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use xcsh::approval::TerminalApprover;
 use xcsh::pending::{RESOLVE_TOOL_NAME, ResolutionView};
 use xcsh::{AgentToolResult, ResolveAction, Session};
 
-use super::{EXIT_FAILURE, Failure, root, runtime, style};
+use super::{EXIT_FAILURE, Failure, approval, root, runtime, style};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -29,6 +30,8 @@ pub(crate) struct Args {
     /// Render each result for a person instead of one JSON line per call.
     #[arg(long)]
     pretty: bool,
+    #[command(flatten)]
+    approval: approval::ApprovalArgs,
 }
 
 /// One line of the script.
@@ -44,7 +47,17 @@ const LINE_SHAPE: &str = r#"expected one JSON object per line: {"tool": "<name>"
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     let root = root::workspace_root(args.root.as_deref())?;
-    let session = root::builtin_registry(&root)?.session();
+    // A person answers at the terminal: on stdin when the script comes from a file, else on
+    // /dev/tty (stdin is the script).
+    let approver = if args.file.is_some() {
+        TerminalApprover::from_stdin()
+    } else {
+        TerminalApprover::new()
+    };
+    let builder = args
+        .approval
+        .configure(root::builtin_builder(&root), Some(approval::with(approver)))?;
+    let session = root::build(builder)?.session();
     let input: Box<dyn BufRead> = match &args.file {
         Some(path) => Box::new(BufReader::new(File::open(path).map_err(|e| {
             Failure(format!(

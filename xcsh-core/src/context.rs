@@ -146,6 +146,8 @@ pub struct ToolContext {
     pub(crate) pending: Option<Arc<PendingActionStore>>,
     pub(crate) reminders: Arc<Reminders>,
     pub(crate) extensions: Arc<Extensions>,
+    /// The session's approval policy, for `resolve` (none: the model decides).
+    pub(crate) approval: Option<Arc<crate::approval::ApprovalConfig>>,
 }
 
 /// A call's id: the one the client gave, or a number spelt `call-N` only if someone asks.
@@ -184,6 +186,7 @@ impl ToolContext {
             pending: None,
             reminders: Arc::default(),
             extensions: Arc::default(),
+            approval: None,
         }
     }
 

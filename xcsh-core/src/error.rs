@@ -48,6 +48,16 @@ pub enum ErrorKind {
     Panicked,
     /// A discarded action's `reject` hook failed. The action was discarded all the same.
     RejectFailed,
+    /// The approval policy asked a person, who declined: the action was discarded and
+    /// nothing was written.
+    Declined,
+    /// A rule of the approval policy denied the apply: the action was discarded and nothing
+    /// was written.
+    Denied,
+    /// The apply needs an approval that was not given (no answer, cancelled, no one to ask,
+    /// or an approval of a different effect): nothing was written and the action is still
+    /// pending.
+    ApprovalPending,
     /// The tool's own failure ([`ToolError::new`], a converted error, an error result).
     Tool,
 }

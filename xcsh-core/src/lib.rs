@@ -55,6 +55,7 @@
 #[doc(hidden)]
 #[path = "macro_support.rs"]
 pub mod __macro_support;
+pub mod approval;
 mod bounds;
 mod context;
 pub mod dialect;

@@ -4,13 +4,14 @@ use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::approval::AuditSink;
 use crate::error::{ErrorKind, ToolError, panic_message};
 use crate::result::AgentToolResult;
 use crate::tool::BoxFuture;
@@ -66,6 +67,19 @@ pub trait PendingAction: Send + 'static {
     fn source_tool_name(&self) -> &str {
         DEFAULT_SOURCE_TOOL_NAME
     }
+
+    /// A digest of the exact effect, which a person's approval carries and the apply checks
+    /// (see [`approval`](crate::approval)). The default hashes the source tool, the label and
+    /// the [`details`](Self::details); override it when the details do not describe the whole
+    /// effect (hash the paths, the old fingerprints and the new contents). It must not change
+    /// while the action waits.
+    fn effect_digest(&self) -> String {
+        crate::approval::default_effect_digest(
+            self.source_tool_name(),
+            &self.label(),
+            self.details().as_ref(),
+        )
+    }
 }
 
 /// The object-safe form the store keeps; blanket-implemented for every [`PendingAction`].
@@ -75,6 +89,7 @@ trait ErasedAction: Send {
         reason: &'a str,
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>>;
     fn reject_boxed<'a>(&'a mut self, reason: &'a str) -> BoxFuture<'a, Option<AgentToolResult>>;
+    fn effect_digest_dyn(&self) -> String;
 }
 
 impl<T: PendingAction> ErasedAction for T {
@@ -86,6 +101,9 @@ impl<T: PendingAction> ErasedAction for T {
     }
     fn reject_boxed<'a>(&'a mut self, reason: &'a str) -> BoxFuture<'a, Option<AgentToolResult>> {
         Box::pin(self.reject(reason))
+    }
+    fn effect_digest_dyn(&self) -> String {
+        self.effect_digest()
     }
 }
 
@@ -125,6 +143,8 @@ pub struct PendingSummary {
 /// A pending action taken off the stack by `resolve`, ready to apply or discard.
 pub(crate) struct PendingEntry {
     summary: PendingSummary,
+    /// The effect digest taken at push time.
+    effect_digest: String,
     action: Box<dyn ErasedAction>,
 }
 
@@ -132,6 +152,16 @@ impl PendingEntry {
     /// The action's id, label, source and details.
     pub(crate) fn summary(&self) -> &PendingSummary {
         &self.summary
+    }
+
+    /// The effect digest taken at push time.
+    pub(crate) fn effect_digest(&self) -> &str {
+        &self.effect_digest
+    }
+
+    /// The effect digest now; a panic in it counts as a different effect.
+    pub(crate) fn current_effect_digest(&self) -> Option<String> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| self.action.effect_digest_dyn())).ok()
     }
 
     /// Runs `apply`. A panic inside it is caught and reported as an error, and so is an
@@ -230,6 +260,8 @@ pub struct PendingActionStore {
     /// Serialises `resolve` calls so that "the top" means the same thing for the whole of
     /// one apply or discard, and a failed apply goes back exactly where it was.
     pub(crate) resolving: tokio::sync::Mutex<()>,
+    /// Where pushes and resolves are recorded, when the session keeps an audit log.
+    audit: OnceLock<AuditSink>,
 }
 
 impl Default for PendingActionStore {
@@ -246,6 +278,7 @@ impl PendingActionStore {
             next_id: AtomicU64::new(1),
             events: broadcast::channel(256).0,
             resolving: tokio::sync::Mutex::new(()),
+            audit: OnceLock::new(),
         }
     }
 
@@ -264,14 +297,29 @@ impl PendingActionStore {
             source_tool_name: action.source_tool_name().to_owned(),
             details: action.details(),
         };
+        let effect_digest = action.effect_digest();
+        if let Some(audit) = self.audit() {
+            audit.push(&summary, &effect_digest);
+        }
         let entry = PendingEntry {
             summary: summary.clone(),
+            effect_digest,
             action: Box::new(action),
         };
         self.stack().push(entry);
         // No subscriber is fine: events are best-effort notifications.
         let _ = self.events.send(PendingEvent::Pushed(summary));
         id
+    }
+
+    /// Records pushes and resolves in an audit log from now on (once; later calls are ignored).
+    pub(crate) fn set_audit(&self, sink: AuditSink) {
+        let _ = self.audit.set(sink);
+    }
+
+    /// The audit sink, if any.
+    pub(crate) fn audit(&self) -> Option<&AuditSink> {
+        self.audit.get()
     }
 
     /// The top action's summary, without taking it.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::approval::{ApprovalConfig, ApprovalPolicy, Approver, AuditLog};
 use crate::context::Extensions;
 use crate::dialect::{Dialect, ToolMeta, lower_schema, tool_definition};
 use crate::names::validate_tool_name;
@@ -67,6 +68,8 @@ pub struct SessionBuilder {
     strict_gate: bool,
     extensions: Extensions,
     dialects: Option<Vec<Dialect>>,
+    approval: ApprovalConfig,
+    audit: Option<Arc<AuditLog>>,
 }
 
 impl SessionBuilder {
@@ -142,6 +145,30 @@ impl SessionBuilder {
     #[must_use]
     pub fn dialects(mut self, dialects: impl IntoIterator<Item = Dialect>) -> Self {
         self.dialects = Some(dialects.into_iter().collect());
+        self
+    }
+
+    /// The approval policy for applies the model asks for through `resolve` (default
+    /// [`ApprovalPolicy::Model`]: they apply). See [`approval`](crate::approval).
+    #[must_use]
+    pub fn approval(mut self, policy: ApprovalPolicy) -> Self {
+        self.approval.policy = policy;
+        self
+    }
+
+    /// The person to ask under [`ApprovalPolicy::Human`] or a rule that says ask. Without
+    /// one, such an apply is refused and the action stays pending.
+    #[must_use]
+    pub fn approver(mut self, approver: impl Approver) -> Self {
+        self.approval.approver = Some(Arc::new(approver));
+        self
+    }
+
+    /// Records every push and resolve of the sessions built from this builder (or its
+    /// registry) in `log`, one JSON line each.
+    #[must_use]
+    pub fn audit(mut self, log: AuditLog) -> Self {
+        self.audit = Some(Arc::new(log));
         self
     }
 
@@ -245,6 +272,11 @@ impl SessionBuilder {
             workspace_root: Arc::from(workspace_root),
             strict_gate: self.strict_gate,
             extensions: Arc::new(self.extensions),
+            approval: match self.approval.policy {
+                ApprovalPolicy::Model => None,
+                _ => Some(Arc::new(self.approval)),
+            },
+            audit: self.audit,
             lowered,
             definitions,
         }))
@@ -277,6 +309,8 @@ pub struct Registry {
     pub(crate) workspace_root: Arc<Path>,
     pub(crate) strict_gate: bool,
     pub(crate) extensions: Arc<Extensions>,
+    pub(crate) approval: Option<Arc<ApprovalConfig>>,
+    pub(crate) audit: Option<Arc<AuditLog>>,
     /// Per tool (same index as `tools`), its schema lowered for each enabled dialect.
     lowered: Vec<PerDialect<Arc<JsonObject>>>,
     definitions: PerDialect<Arc<[Value]>>,

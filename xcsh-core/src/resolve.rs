@@ -6,6 +6,13 @@ use std::sync::{Arc, LazyLock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt;
+
+use crate::approval::{
+    ApprovalAnswer, ApprovalConfig, ApprovalPolicy, ApprovalRequest, Decision, EffectFacts,
+};
 use crate::context::{STORE_UNAVAILABLE, ToolContext};
 use crate::error::{ErrorKind, ToolError};
 use crate::pending::PendingEntry;
@@ -84,6 +91,19 @@ pub struct Resolution {
 pub enum ResolveError {
     /// The stack was empty.
     NothingPending,
+    /// The approval policy did not let the apply happen yet (no answer, cancelled, nobody to
+    /// ask, an approval of another effect); nothing was written and the action is back where
+    /// it was.
+    NotApproved {
+        /// The action, still pending.
+        summary: PendingSummary,
+        /// The reason given.
+        reason: String,
+        /// Why, and how to proceed.
+        message: String,
+        /// The approval record (`details.approval` of the result).
+        approval: Value,
+    },
     /// `apply` failed or panicked; the action is back on top of the stack.
     ApplyFailed {
         /// The action, still pending.
@@ -99,6 +119,13 @@ impl fmt::Display for ResolveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ResolveError::NothingPending => f.write_str(NOTHING_PENDING),
+            ResolveError::NotApproved {
+                summary, message, ..
+            } => write!(
+                f,
+                "Not approved: {message}\nThe action `{}` is still pending.",
+                summary.label
+            ),
             ResolveError::ApplyFailed { summary, cause, .. } => write!(
                 f,
                 "{APPLY_FAILED_PREFIX}{cause}\nThe action `{}` is still pending: fix the cause and call `resolve` with action \"apply\" again, or \"discard\" it.",
@@ -114,6 +141,7 @@ impl ResolveError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             ResolveError::NothingPending => ErrorKind::NothingPending,
+            ResolveError::NotApproved { .. } => ErrorKind::ApprovalPending,
             ResolveError::ApplyFailed { cause, .. } => match cause.kind() {
                 stale @ ErrorKind::Stale { .. } => stale.clone(),
                 _ => ErrorKind::ApplyFailed,
@@ -174,9 +202,189 @@ pub async fn resolve(
     action: ResolveAction,
     reason: &str,
 ) -> Result<Resolution, ResolveError> {
+    resolve_as(store, action, reason, Caller::Host).await
+}
+
+/// Who is resolving: the host (a person's decision already) or the model through the
+/// `resolve` tool, under the session's approval policy.
+#[derive(Clone, Copy)]
+pub(crate) enum Caller<'a> {
+    Host,
+    Model(&'a ApprovalConfig),
+}
+
+/// How an apply was let through, or why not, for the result and the audit log.
+struct Note {
+    policy: &'static str,
+    decided_by: String,
+    rule: Option<String>,
+    decision: Option<Decision>,
+    answer: Option<&'static str>,
+}
+
+impl Note {
+    fn json(&self, effect_digest: &str) -> Value {
+        json!({
+            "policy": self.policy,
+            "decidedBy": self.decided_by,
+            "rule": self.rule,
+            "decision": self.decision.map(Decision::as_str),
+            "answer": self.answer,
+            "effectDigest": effect_digest,
+        })
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn audit_resolve(
+    store: &PendingActionStore,
+    summary: &PendingSummary,
+    action: ResolveAction,
+    reason: &str,
+    effect_digest: &str,
+    note: &Note,
+    outcome: &str,
+    files: Option<(&[String], &[Option<String>])>,
+) {
+    let Some(audit) = store.audit() else { return };
+    let mut line = json!({
+        "event": "resolve",
+        "session": &*audit.session,
+        "id": summary.id,
+        "tool": summary.source_tool_name,
+        "label": summary.label,
+        "action": action.as_str(),
+        "reason": reason,
+        "decidedBy": note.decided_by,
+        "policy": note.policy,
+        "rule": note.rule,
+        "decision": note.decision.map(Decision::as_str),
+        "answer": note.answer,
+        "outcome": outcome,
+        "effectDigest": effect_digest,
+    });
+    if let Some((paths, before)) = files {
+        let after = audit.hashes(paths);
+        line["files"] = paths
+            .iter()
+            .zip(before)
+            .zip(after)
+            .map(|((path, before), after)| json!({"path": path, "before": before, "after": after}))
+            .collect();
+    }
+    audit.log.record(line);
+}
+
+/// What the approval policy says about an apply the model asked for.
+enum Gate {
+    /// Apply.
+    Go,
+    /// Apply if the effect still has this digest (a person accepted it).
+    Accepted(String),
+    /// Discard, with this result (declined or denied).
+    Drop(AgentToolResult, &'static str),
+    /// Leave it pending: why, and how to proceed.
+    Hold(String),
+}
+
+async fn approval_gate(
+    config: &ApprovalConfig,
+    summary: &PendingSummary,
+    reason: &str,
+    effect_digest: &str,
+    note: &mut Note,
+) -> Gate {
+    let rule = match &config.policy {
+        ApprovalPolicy::Model => return Gate::Go,
+        ApprovalPolicy::Human => None,
+        ApprovalPolicy::Rules(policy) => {
+            let decided = policy.decide(&EffectFacts::of(summary));
+            note.decision = Some(decided.decision);
+            note.rule = Some(decided.rule.clone());
+            match decided.decision {
+                Decision::Allow => {
+                    note.decided_by = format!("rule:{}", decided.rule);
+                    return Gate::Go;
+                }
+                Decision::Deny => {
+                    note.decided_by = format!("rule:{}", decided.rule);
+                    return Gate::Drop(
+                        AgentToolResult::failure(
+                            ErrorKind::Denied,
+                            format!(
+                                "Denied by rule `{}` of the approval policy: `{}` was not applied, nothing was written, and the action was discarded. Do not retry the same change: tell the user, or make a change the policy allows.",
+                                decided.rule, summary.label
+                            ),
+                        ),
+                        "denied",
+                    );
+                }
+                Decision::Ask => Some(decided.rule),
+            }
+        }
+    };
+    let asked_by = rule
+        .as_ref()
+        .map(|r| format!(" (rule `{r}`)"))
+        .unwrap_or_default();
+    let Some(approver) = &config.approver else {
+        note.decided_by = "nobody".into();
+        return Gate::Hold(format!(
+            "this session's approval policy (`{}`{asked_by}) needs a person to approve the change, and there is no one to ask here (no approver: the client offers no way to ask, such as MCP elicitation). Nothing was written. To proceed, the user must approve outside this conversation (for example by running the server with `--approval model`, or with a rules file that allows this change), or call `resolve` with action \"discard\".",
+            config.policy.name()
+        ));
+    };
+    let request = ApprovalRequest {
+        summary: summary.clone(),
+        reason: reason.to_owned(),
+        effect_digest: effect_digest.to_owned(),
+        rule,
+    };
+    let answer = AssertUnwindSafe(approver.ask(&request))
+        .catch_unwind()
+        .await
+        .unwrap_or(ApprovalAnswer::Cancel);
+    note.decided_by = "person".into();
+    match answer {
+        ApprovalAnswer::Accept {
+            effect_digest: approved,
+        } => {
+            note.answer = Some("accept");
+            Gate::Accepted(approved)
+        }
+        ApprovalAnswer::Decline { message } => {
+            note.answer = Some("decline");
+            let mut text = format!(
+                "The person declined to apply `{}`: nothing was written, and the action was discarded.",
+                summary.label
+            );
+            if let Some(words) = message.as_deref().map(str::trim).filter(|w| !w.is_empty()) {
+                text.push_str(&format!("\nThey said: {words}"));
+            }
+            Gate::Drop(
+                AgentToolResult::failure(ErrorKind::Declined, text),
+                "declined",
+            )
+        }
+        ApprovalAnswer::Cancel => {
+            note.answer = Some("cancel");
+            Gate::Hold(
+                "the person gave no answer (the approval was cancelled). Nothing was written. Call `resolve` with action \"apply\" to ask again, or \"discard\" it.".into(),
+            )
+        }
+    }
+}
+
+pub(crate) async fn resolve_as(
+    store: &PendingActionStore,
+    action: ResolveAction,
+    reason: &str,
+    caller: Caller<'_>,
+) -> Result<Resolution, ResolveError> {
     let _serialised = store.resolving.lock().await;
     let (place, entry) = store.pop().ok_or(ResolveError::NothingPending)?;
     let summary = entry.summary().clone();
+    let effect_digest = entry.effect_digest().to_owned();
     // If this future is dropped mid-way (its caller was cancelled), the action goes back on
     // the stack instead of vanishing.
     let mut taken = PutBackOnDrop {
@@ -185,6 +393,94 @@ pub async fn resolve(
         entry: Some(entry),
     };
     let mut details = resolve_details(action, reason, &summary);
+    let mut note = Note {
+        policy: "model",
+        decided_by: match caller {
+            Caller::Host => "host".into(),
+            Caller::Model(_) => "model".into(),
+        },
+        rule: None,
+        decision: None,
+        answer: None,
+    };
+    let mut approval_shown = false;
+    if action == ResolveAction::Apply
+        && let Caller::Model(config) = caller
+        && !matches!(config.policy, ApprovalPolicy::Model)
+    {
+        note.policy = config.policy.name();
+        approval_shown = true;
+        let mut gate = approval_gate(config, &summary, reason, &effect_digest, &mut note).await;
+        if let Gate::Accepted(approved) = &gate {
+            // What is written must be what was approved: the digest the person saw, the one
+            // taken at push time and the action's own now must all agree.
+            gate = match taken.entry_mut().current_effect_digest() {
+                Some(now) if &now == approved && now == effect_digest => Gate::Go,
+                now => Gate::Hold(format!(
+                    "the approval given was for another effect ({approved}) than the one pending ({}). Nothing was written. Call `resolve` with action \"apply\" to ask again, or \"discard\" it.",
+                    now.as_deref().unwrap_or("unknown")
+                )),
+            };
+        }
+        details.insert("approval".into(), note.json(&effect_digest));
+        match gate {
+            Gate::Go | Gate::Accepted(_) => {}
+            Gate::Drop(mut result, outcome) => {
+                let hook = taken.entry_mut().reject(reason).await;
+                taken.consume();
+                if let Err(cause) = hook {
+                    result
+                        .content
+                        .push(Content::text(format!("The discard hook failed: {cause}")));
+                }
+                result.details = Some(Value::Object(details));
+                audit_resolve(
+                    store,
+                    &summary,
+                    action,
+                    reason,
+                    &effect_digest,
+                    &note,
+                    outcome,
+                    None,
+                );
+                return Ok(Resolution {
+                    action: ResolveAction::Discard,
+                    reason: reason.to_owned(),
+                    summary,
+                    result,
+                });
+            }
+            Gate::Hold(message) => {
+                taken.put_back();
+                audit_resolve(
+                    store,
+                    &summary,
+                    action,
+                    reason,
+                    &effect_digest,
+                    &note,
+                    "pending",
+                    None,
+                );
+                return Err(ResolveError::NotApproved {
+                    approval: note.json(&effect_digest),
+                    summary,
+                    reason: reason.to_owned(),
+                    message,
+                });
+            }
+        }
+    }
+    let files = match (action, store.audit()) {
+        (ResolveAction::Apply, Some(audit)) => {
+            let paths = EffectFacts::of(&summary).files;
+            let before = audit.hashes(&paths);
+            Some((paths, before))
+        }
+        _ => None,
+    };
+    let files_ref = files.as_ref().map(|(p, b)| (p.as_slice(), b.as_slice()));
     let result = match action {
         ResolveAction::Apply => match taken.entry_mut().apply(reason).await {
             Ok(mut result) => {
@@ -194,10 +490,40 @@ pub async fn resolve(
                         .content
                         .push(Content::text(format!("Applied: {}.", summary.label)));
                 }
+                if approval_shown {
+                    let by = match note.decided_by.as_str() {
+                        "person" => "Approved by the person.".to_owned(),
+                        _ => format!(
+                            "Allowed by rule `{}` of the approval policy.",
+                            note.rule.as_deref().unwrap_or("default")
+                        ),
+                    };
+                    result.content.push(Content::text(by));
+                }
+                audit_resolve(
+                    store,
+                    &summary,
+                    action,
+                    reason,
+                    &effect_digest,
+                    &note,
+                    "applied",
+                    files_ref,
+                );
                 result
             }
             Err(cause) => {
                 taken.put_back();
+                audit_resolve(
+                    store,
+                    &summary,
+                    action,
+                    reason,
+                    &effect_digest,
+                    &note,
+                    "failed",
+                    files_ref,
+                );
                 return Err(ResolveError::ApplyFailed {
                     summary,
                     reason: reason.to_owned(),
@@ -208,6 +534,16 @@ pub async fn resolve(
         ResolveAction::Discard => {
             let outcome = taken.entry_mut().reject(reason).await;
             taken.consume();
+            audit_resolve(
+                store,
+                &summary,
+                action,
+                reason,
+                &effect_digest,
+                &note,
+                "discarded",
+                None,
+            );
             let default =
                 || AgentToolResult::text(format!("Discarded: {}. Reason: {reason}", summary.label));
             match outcome {
@@ -339,22 +675,35 @@ impl Tool for ResolveTool {
             let store = Arc::clone(store);
             let reason = args.reason.clone();
             let action = args.action;
-            let outcome = tokio::spawn(async move { resolve(&store, action, &reason).await })
-                .await
-                .map_err(|join| {
-                    ToolError::with_kind(
-                        ErrorKind::Panicked,
-                        format!("resolve did not complete: {join}"),
-                    )
-                })?;
+            let approval = ctx.approval.clone().unwrap_or_default();
+            let outcome = tokio::spawn(async move {
+                resolve_as(&store, action, &reason, Caller::Model(&approval)).await
+            })
+            .await
+            .map_err(|join| {
+                ToolError::with_kind(
+                    ErrorKind::Panicked,
+                    format!("resolve did not complete: {join}"),
+                )
+            })?;
             match outcome {
                 Ok(resolution) => Ok(resolution.result),
                 Err(error @ ResolveError::NothingPending) => Err(ToolError::from(error)),
-                Err(error @ ResolveError::ApplyFailed { .. }) => {
+                Err(error) => {
                     let details = match &error {
                         ResolveError::ApplyFailed {
                             summary, reason, ..
                         } => resolve_details(args.action, reason, summary),
+                        ResolveError::NotApproved {
+                            summary,
+                            reason,
+                            approval,
+                            ..
+                        } => {
+                            let mut details = resolve_details(args.action, reason, summary);
+                            details.insert("approval".into(), approval.clone());
+                            details
+                        }
                         ResolveError::NothingPending => JsonObject::new(),
                     };
                     Ok(AgentToolResult::from(ToolError::from(error))

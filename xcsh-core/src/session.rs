@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use crate::approval::AuditSink;
 use crate::bounds::{MAX_ARGUMENT_DEPTH, dismantle, nests_deeper_than, shorten_error_texts};
 use crate::context::{CallId, ProgressSink, RESOLVE_REMINDER, Reminders, ToolContext};
 use crate::dialect::{Dialect, Provider, restore_arguments};
@@ -75,13 +76,22 @@ impl Session {
 
     /// A session over a registry, with an empty pending stack.
     pub fn new(registry: Arc<Registry>) -> Self {
+        let id: Arc<str> = Arc::from(format!(
+            "session-{}",
+            NEXT_SESSION.fetch_add(1, Ordering::Relaxed)
+        ));
+        let store = PendingActionStore::new();
+        if let Some(log) = &registry.audit {
+            store.set_audit(AuditSink {
+                log: Arc::clone(log),
+                session: Arc::clone(&id),
+                root: Arc::clone(&registry.workspace_root),
+            });
+        }
         Session {
-            id: Arc::from(format!(
-                "session-{}",
-                NEXT_SESSION.fetch_add(1, Ordering::Relaxed)
-            )),
+            id,
             registry,
-            store: Arc::new(PendingActionStore::new()),
+            store: Arc::new(store),
             reminders: Arc::default(),
             uncancelled: CancellationToken::new(),
         }
@@ -237,6 +247,7 @@ impl Session {
             pending: Some(Arc::clone(&self.store)),
             reminders: Arc::clone(&self.reminders),
             extensions: Arc::clone(&self.registry.extensions),
+            approval: self.registry.approval.clone(),
         };
 
         let span = tracing::debug_span!("tool_call", tool = name);

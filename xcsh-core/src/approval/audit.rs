@@ -1,0 +1,135 @@
+//! [`AuditLog`]: one JSON line per push and per resolve, appended and flushed line by line.
+
+use std::fmt;
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use crate::pending::PendingSummary;
+
+/// An append-only record of decisions: one JSON object per line, flushed per line, never any
+/// file contents (files appear as root-relative paths with `sha256:` hashes, and the
+/// replacement texts of the details — `before`, `after`, `text`, `content`, `contents` — as
+/// their hashes).
+///
+/// Lines (every one has `event`, `time` in Unix seconds and `session`):
+///
+/// - `{"event":"push","id":1,"tool":"ast_edit","label":…,"details":…,"effectDigest":"sha256:…"}`
+/// - `{"event":"resolve","id":1,"tool":…,"label":…,"action":"apply","reason":…,
+///   "decidedBy":"model"|"person"|"host"|"rule:<name>","policy":"model"|"human"|"rules",
+///   "rule":<name or null>,"outcome":"applied"|"discarded"|"declined"|"denied"|"pending"|"failed",
+///   "effectDigest":…,"files":[{"path":…,"before":"sha256:…","after":"sha256:…"}]}`
+///
+/// (`files` on an apply whose details name files; a missing file hashes as `null`.)
+///
+/// ```
+/// use xcsh_core::approval::AuditLog;
+/// let dir = tempfile::tempdir().unwrap();
+/// let log = AuditLog::open(&dir.path().join("audit.jsonl")).unwrap();
+/// let session = xcsh_core::Session::builder().audit(log).build().unwrap();
+/// # let _ = session;
+/// ```
+pub struct AuditLog {
+    out: Mutex<Box<dyn Write + Send>>,
+}
+
+impl AuditLog {
+    /// Appends to `path`, creating it if need be.
+    pub fn open(path: &Path) -> io::Result<Self> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Self::from_writer(file))
+    }
+
+    /// Appends to any writer (flushed after every line).
+    pub fn from_writer(out: impl Write + Send + 'static) -> Self {
+        AuditLog {
+            out: Mutex::new(Box::new(out)),
+        }
+    }
+
+    /// Writes one event as a line. A failed write is logged and does not stop the session.
+    pub(crate) fn record(&self, mut event: Value) {
+        if let Value::Object(map) = &mut event {
+            let time = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            map.insert("time".into(), json!(time));
+        }
+        let mut line = event.to_string();
+        line.push('\n');
+        let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Err(error) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
+            tracing::error!(%error, "cannot write to the audit log");
+        }
+    }
+}
+
+impl fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AuditLog")
+    }
+}
+
+/// Where a store's events are recorded, and for which session and root.
+#[derive(Debug, Clone)]
+pub(crate) struct AuditSink {
+    pub(crate) log: Arc<AuditLog>,
+    pub(crate) session: Arc<str>,
+    pub(crate) root: Arc<Path>,
+}
+
+impl AuditSink {
+    pub(crate) fn push(&self, summary: &PendingSummary, effect_digest: &str) {
+        self.log.record(json!({
+            "event": "push",
+            "session": &*self.session,
+            "id": summary.id,
+            "tool": summary.source_tool_name,
+            "label": summary.label,
+            "details": summary.details.as_ref().map(without_contents),
+            "effectDigest": effect_digest,
+        }));
+    }
+
+    /// The hash of each file, root-relative, now.
+    pub(crate) fn hashes(&self, files: &[String]) -> Vec<Option<String>> {
+        files
+            .iter()
+            .map(|file| file_hash(&self.root.join(file)))
+            .collect()
+    }
+}
+
+/// The details with every replacement text (`before`, `after`, `text`, `content`, `contents`
+/// strings) replaced by its `sha256:` hash: the log names what changed without holding the code.
+fn without_contents(details: &Value) -> Value {
+    match details {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, value)| {
+                    let value = match (key.as_str(), value) {
+                        (
+                            "before" | "after" | "text" | "content" | "contents",
+                            Value::String(text),
+                        ) => Value::String(super::sha256_hex(text.as_bytes())),
+                        _ => without_contents(value),
+                    };
+                    (key.clone(), value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_contents).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `sha256:…` of a file's bytes, or `None` when it cannot be read.
+fn file_hash(path: &Path) -> Option<String> {
+    std::fs::read(path)
+        .ok()
+        .map(|bytes| super::sha256_hex(&bytes))
+}
