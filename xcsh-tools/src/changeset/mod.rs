@@ -67,6 +67,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use apply::ApplyReport;
+pub(crate) use apply::recover as apply_recover;
+pub use apply::recover::{Recovered, RecoveryError, RecoveryReport, recover};
 pub use error::{ApplyError, Attention, ChangeSetError, StaleFile, StaleReason};
 #[doc(hidden)]
 #[cfg(feature = "testing")]
