@@ -225,7 +225,7 @@ impl Workspace {
         }
         // An apply a crash interrupted here is finished or undone before anything reads the
         // tree. One stat when there is none; skipped while an apply is running.
-        if crate::changeset::apply_recover::has_journal(&canonical) {
+        if crate::changeset::apply_recover::has_state(&canonical) {
             match crate::changeset::recover(&canonical) {
                 Ok(_) | Err(crate::changeset::RecoveryError::Busy { .. }) => {}
                 Err(source) => return Err(WorkspaceError::InterruptedApply { source }),

@@ -191,7 +191,8 @@ pub(crate) fn encode(journal: &Journal) -> Vec<u8> {
 /// Why a journal cannot be used; the caller names the file and what to do.
 pub(crate) fn decode(bytes: &[u8]) -> Result<Journal, String> {
     let Some(nl) = bytes.iter().position(|&b| b == b'\n') else {
-        return Err(if bytes.starts_with(MAGIC.as_bytes()) || bytes.is_empty() {
+        let ours = bytes.starts_with(MAGIC.as_bytes()) || MAGIC.as_bytes().starts_with(bytes);
+        return Err(if ours {
             "it is truncated".to_owned()
         } else {
             "it is not an xcsh apply journal".to_owned()

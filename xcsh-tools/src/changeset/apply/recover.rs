@@ -150,6 +150,14 @@ pub fn recover(root: impl AsRef<Path>) -> Result<RecoveryReport, RecoveryError> 
         path: root.as_ref().to_path_buf(),
         source,
     })?;
+    // Nothing of an apply here: nothing to do, and nothing written.
+    if !has_state(&root) {
+        return Ok(RecoveryReport {
+            journal: None,
+            outcome: Recovered::NothingToDo,
+            artifacts_removed: 0,
+        });
+    }
     let lock = RootLock::acquire(&root).map_err(lock_error)?;
     let result = recover_locked(&root);
     lock.release();
@@ -159,6 +167,15 @@ pub fn recover(root: impl AsRef<Path>) -> Result<RecoveryReport, RecoveryError> 
 /// Whether `root` has an apply journal (one stat).
 pub(crate) fn has_journal(root: &Path) -> bool {
     fs::symlink_metadata(journal_path(root)).is_ok()
+}
+
+/// Whether `root` has an apply journal, or a lock or half-written journal an apply may have
+/// left (a stat or three).
+pub(crate) fn has_state(root: &Path) -> bool {
+    let dir = root.join(super::lock::STATE_DIR);
+    has_journal(root)
+        || fs::symlink_metadata(dir.join(super::lock::LOCK_FILE)).is_ok()
+        || fs::symlink_metadata(dir.join(durable::JOURNAL_NEW)).is_ok()
 }
 
 pub(crate) fn lock_error(e: LockError) -> RecoveryError {
