@@ -121,7 +121,14 @@ impl ChangeSet {
     /// 3. Each original is kept as a backup (hard link, or a copy where links fail) and the
     ///    temporary file renamed over it; deletions move the file to a backup; renames never
     ///    overwrite. The directories are fsynced.
-    /// 4. On success the backups are removed. If any step fails, everything done is undone
+    ///
+    /// The whole apply runs under the root's lock (another apply meanwhile:
+    /// [`ApplyError::Busy`]), after [`recover`](super::recover) has finished or undone any
+    /// apply a crash interrupted there ([`ApplyError::Recovery`] if it could not). A journal in
+    /// `<root>/.xcsh/` makes it atomic across a crash: written before step 2, committed
+    /// (after every temporary file and its directory are synced) just before step 3.
+    ///
+    /// 4. On success the backups are removed, then the journal. If any step fails, everything done is undone
     ///    and [`ApplyError::Failed`] says what failed and that nothing changed; if undoing
     ///    fails too, [`ApplyError::RollbackFailed`] lists each file needing attention.
     ///
