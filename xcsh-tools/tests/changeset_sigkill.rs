@@ -232,7 +232,11 @@ fn sigkill_mid_apply_leaves_old_or_new_files() {
                 assert!(
                     (after == (0, FILES + 8) && names == new_names)
                         || (after == (FILES + 8, 0) && names == old_names),
-                    "kill at {delay:?}: {report}: {after:?}"
+                    "kill at {delay:?}: {report}: {after:?}; paths not in the old tree: {:?}",
+                    names
+                        .iter()
+                        .filter(|n| !old_names.contains(n))
+                        .collect::<Vec<_>>()
                 );
             }
         }

@@ -169,13 +169,18 @@ pub(crate) fn has_journal(root: &Path) -> bool {
     fs::symlink_metadata(journal_path(root)).is_ok()
 }
 
-/// Whether `root` has an apply journal, or a lock or half-written journal an apply may have
-/// left (a stat or three).
+/// Whether `root` has an apply journal, or a lock, half-written journal or empty `.xcsh` an
+/// apply may have left (a kill can land between creating `.xcsh` and the lock in it, or
+/// between removing them). One stat when there is no `.xcsh`.
 pub(crate) fn has_state(root: &Path) -> bool {
     let dir = root.join(super::lock::STATE_DIR);
+    if fs::symlink_metadata(&dir).is_err() {
+        return false;
+    }
     has_journal(root)
         || fs::symlink_metadata(dir.join(super::lock::LOCK_FILE)).is_ok()
         || fs::symlink_metadata(dir.join(durable::JOURNAL_NEW)).is_ok()
+        || fs::read_dir(&dir).is_ok_and(|mut entries| entries.next().is_none())
 }
 
 pub(crate) fn lock_error(e: LockError) -> RecoveryError {
