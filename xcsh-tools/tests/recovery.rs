@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 use xcsh_tools::changeset::{ApplyError, ChangeSet, FaultPlan, Recovered, RecoveryError, recover};
 use xcsh_tools::workspace::{Workspace, WorkspaceError};
 
+mod common;
+
 /// Every path under `root` with its bytes (directories as `None`), nothing excluded.
 fn tree(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Option<Vec<u8>>>) {
@@ -230,4 +232,28 @@ fn a_lock_left_by_a_dead_process_is_taken_over() {
     assert_eq!(tree(dir.path()).len(), 5, "lock and .xcsh removed");
     cs.apply().expect("apply");
     assert_eq!(tree(dir.path()).len(), 5);
+}
+
+#[tokio::test]
+async fn a_tool_call_on_a_root_with_a_bad_journal_says_what_to_do_and_writes_nothing() {
+    let (dir, _) = crashed_after_commit();
+    let journal = dir.path().join(".xcsh/apply.journal");
+    fs::write(&journal, "garbage").expect("write");
+    let before = tree_but_lock(dir.path());
+    let session = common::session(dir.path());
+    let result = session
+        .call("ast_grep", serde_json::json!({"pat": "$X", "lang": "rust"}))
+        .await;
+    let text = result.text_content();
+    assert!(result.is_error, "{text}");
+    assert!(
+        text.contains("cannot be used: it is not an xcsh apply journal"),
+        "{text}"
+    );
+    assert!(text.contains(&journal.display().to_string()), "{text}");
+    assert!(
+        !text.contains("start the session with an existing directory"),
+        "{text}"
+    );
+    assert_eq!(tree_but_lock(dir.path()), before);
 }
