@@ -257,3 +257,39 @@ async fn a_tool_call_on_a_root_with_a_bad_journal_says_what_to_do_and_writes_not
     );
     assert_eq!(tree_but_lock(dir.path()), before);
 }
+
+/// While an apply runs (its journal and lock on disk), a search naming `.xcsh` or the
+/// journal itself shows neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_journal_and_lock_never_appear_in_a_search() {
+    let (dir, cs) = fixture();
+    let (at_step, reached) = std::sync::mpsc::channel::<()>();
+    let (go_on, wait) = std::sync::mpsc::channel::<()>();
+    let wait = Mutex::new(wait);
+    let at_step = Mutex::new(at_step);
+    // Step 3: the prepared journal is installed and the lock held.
+    let plan = FaultPlan::none().before_step(3, move || {
+        at_step.lock().expect("lock").send(()).expect("send");
+        wait.lock().expect("lock").recv().expect("recv");
+    });
+    let applier = std::thread::spawn(move || cs.apply_with_faults(&plan).map(|_| ()));
+    reached.recv().expect("reached step 3");
+    assert!(dir.path().join(".xcsh/apply.journal").is_file());
+    assert!(dir.path().join(".xcsh/apply.lock").is_file());
+    let session = common::session(dir.path());
+    for path in [".xcsh", ".xcsh/apply.journal", ".xcsh/apply.lock"] {
+        let result = session
+            .call(
+                "ast_grep",
+                serde_json::json!({"pat": "$X", "lang": "rust", "path": path}),
+            )
+            .await;
+        let text = result.text_content();
+        assert!(!text.contains("xcsh-apply-journal"), "{path}: {text}");
+        assert!(!text.contains("apply.journal:"), "{path}: {text}");
+        assert!(!text.contains("apply.lock:"), "{path}: {text}");
+    }
+    go_on.send(()).expect("go on");
+    applier.join().expect("join").expect("apply");
+    assert_eq!(tree(dir.path()).len(), 5);
+}

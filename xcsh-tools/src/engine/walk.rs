@@ -434,7 +434,7 @@ impl Shared<'_> {
             return true;
         }
         let path = entry.path();
-        if is_temp_artifact(entry.file_name()) {
+        if is_temp_artifact(entry.file_name()) || is_apply_state(self.ws, path) {
             self.note(SkipReason::TempArtifact, self.ws.display(path));
             return true;
         }
