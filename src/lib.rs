@@ -121,13 +121,14 @@ pub mod tools {
 }
 
 /// Stale-safe, all-or-nothing multi-file edits: what `ast_edit` applies, and what any tool
-/// can use for its own preview and apply.
+/// can use for its own preview and apply; [`recover`](changeset::recover) finishes or undoes
+/// an apply a crash interrupted.
 #[cfg(feature = "tools")]
 pub mod changeset {
     #[doc(inline)]
     pub use xcsh_tools::changeset::{
-        ApplyError, ApplyReport, Attention, ChangeSet, ChangeSetError, Fingerprint, Splice,
-        StaleFile, StaleReason,
+        ApplyError, ApplyReport, Attention, ChangeSet, ChangeSetError, Fingerprint, Recovered,
+        RecoveryError, RecoveryReport, Splice, StaleFile, StaleReason, recover,
     };
 }
 

@@ -5,6 +5,7 @@ mod ast_edit;
 mod demo;
 mod logging;
 mod progress;
+mod recover;
 mod root;
 mod serve;
 mod session;
@@ -42,6 +43,11 @@ enum Command {
     AstEdit(ast_edit::Args),
     /// Show the whole preview → resolve flow on a bundled sample workspace.
     Demo(demo::Args),
+    /// Finish or undo an apply that a crash interrupted, and remove what it left behind.
+    #[command(
+        after_help = "Prints what it found and did: \"rolled forward N files\", \"rolled back N files\" or \"nothing to do\". Exit code 0, or 2 if the journal is unusable or files changed since the crash (nothing is written then)."
+    )]
+    Recover(recover::Args),
 }
 
 impl Command {
@@ -52,6 +58,7 @@ impl Command {
             Command::Session(_) => "session",
             Command::AstEdit(_) => "ast-edit",
             Command::Demo(_) => "demo",
+            Command::Recover(_) => "recover",
         }
     }
 }
@@ -86,6 +93,7 @@ pub(crate) fn main() -> ExitCode {
         Command::Session(args) => session::run(args),
         Command::AstEdit(args) => ast_edit::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Recover(args) => recover::run(args),
     };
     match outcome {
         Ok(code) => code,

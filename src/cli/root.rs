@@ -9,8 +9,23 @@ use xcsh::tools::builtin_suite;
 use super::Failure;
 
 /// `--root` when given, else the current directory; it must be an existing directory.
-/// Returned canonical, so messages and confinement checks agree on one spelling.
+/// Returned canonical, so messages and confinement checks agree on one spelling. An apply a
+/// crash interrupted there is finished or undone first (and said so on stderr).
 pub(crate) fn workspace_root(root: Option<&Path>) -> Result<PathBuf, Failure> {
+    let root = workspace_root_unrecovered(root)?;
+    match xcsh::changeset::recover(&root) {
+        Ok(report) if report.journal.is_some() => {
+            eprintln!("xcsh: found an interrupted apply in this workspace: {report}");
+        }
+        // Another process is applying right now: its apply is not interrupted.
+        Ok(_) | Err(xcsh::changeset::RecoveryError::Busy { .. }) => {}
+        Err(e) => return Err(Failure(e.to_string())),
+    }
+    Ok(root)
+}
+
+/// [`workspace_root`] without the recovery.
+pub(crate) fn workspace_root_unrecovered(root: Option<&Path>) -> Result<PathBuf, Failure> {
     let given = match root {
         Some(root) => root.to_path_buf(),
         None => std::env::current_dir().map_err(|e| {

@@ -65,6 +65,12 @@ pub enum WorkspaceError {
         /// The root as given.
         path: PathBuf,
     },
+    /// An apply in this root was interrupted by a crash and could not be recovered.
+    #[error("{source}")]
+    InterruptedApply {
+        /// Why recovery failed.
+        source: crate::changeset::RecoveryError,
+    },
     /// The root could not be inspected.
     #[error(
         "cannot open the workspace root `{}`: {source}; check that it exists and is readable",
@@ -216,6 +222,14 @@ impl Workspace {
             return Err(WorkspaceError::NotADirectory {
                 path: given.to_path_buf(),
             });
+        }
+        // An apply a crash interrupted here is finished or undone before anything reads the
+        // tree. One stat when there is none; skipped while an apply is running.
+        if crate::changeset::apply_recover::has_state(&canonical) {
+            match crate::changeset::recover(&canonical) {
+                Ok(_) | Err(crate::changeset::RecoveryError::Busy { .. }) => {}
+                Err(source) => return Err(WorkspaceError::InterruptedApply { source }),
+            }
         }
         Ok(Self {
             root: Arc::from(canonical),
@@ -562,6 +576,15 @@ pub(crate) const TEMP_MARKER: &str = ".xcsh-tmp.";
 pub(crate) const BACKUP_MARKER: &str = ".xcsh-bak.";
 /// Hex digits of the random token that ends every temp or backup name.
 pub(crate) const TOKEN_LEN: usize = 16;
+
+/// Whether `path` is the lock or journal of an apply (`<root>/.xcsh/apply.*`), which no
+/// search or edit should see.
+pub(crate) fn is_apply_state(ws: &Workspace, path: &Path) -> bool {
+    path.parent() == Some(&ws.root().join(".xcsh"))
+        && path
+            .file_name()
+            .is_some_and(|n| n.as_encoded_bytes().starts_with(b"apply."))
+}
 
 /// Whether `name` (a file name, not a path) is a temporary or backup file that
 /// [`ChangeSet::apply`](crate::changeset::ChangeSet::apply) creates next to the files it

@@ -6,7 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use xcsh_tools::changeset::{
-    ApplyError, ChangeSet, ChangeSetError, FaultPlan, Fingerprint, Splice, StaleReason,
+    ApplyError, ChangeSet, ChangeSetError, FaultPlan, Fingerprint, Recovered, Splice, StaleReason,
+    recover,
 };
 use xcsh_tools::workspace::{PathError, Workspace, is_temp_artifact};
 
@@ -901,6 +902,15 @@ fn sweep_failures(hard_links: bool) {
                     plan.steps()
                 );
             }
+            Ok(report) if step.contains("remove the journal") => {
+                // Done; the journal stays as a leftover, which recovery removes.
+                assert_eq!(report.leftovers.len(), 1, "step {step}");
+                assert!(report.leftovers[0].ends_with(".xcsh/apply.journal"));
+                assert_eq!(
+                    assert_recovered(&m, step),
+                    Recovered::RolledForward { files: 9 }
+                );
+            }
             Ok(report) => {
                 assert!(
                     step.contains("remove the backup"),
@@ -923,7 +933,7 @@ fn sweep_failures(hard_links: bool) {
     // Every step but the backup removals must have been a failure.
     let removals = log
         .iter()
-        .filter(|s| s.contains("remove the backup"))
+        .filter(|s| s.contains("remove the backup") || s.contains("remove the journal"))
         .count();
     assert_eq!(failed, total - removals);
 }
@@ -996,13 +1006,25 @@ fn a_failed_rollback_names_every_file_that_needs_attention() {
             },
         },
     );
-    assert_eq!(without_artifacts(&after), expected);
+    let journal = Path::new(".xcsh/apply.journal");
+    let without_state = |t: &Tree| -> Tree {
+        t.iter()
+            .filter(|(p, _)| !p.starts_with(".xcsh"))
+            .map(|(p, n)| (p.clone(), n.clone()))
+            .collect()
+    };
+    assert_eq!(without_state(&without_artifacts(&after)), expected);
     let backups = artifacts(&after);
     assert_eq!(backups.len(), 1, "{backups:?}");
     assert_eq!(
         file_bytes(&after, backups[0].to_str().expect("utf8")).as_deref(),
         Some(MIXED_OLD_A)
     );
+    // The journal stays, so recovery can finish the undo once the cause is fixed.
+    assert!(after.contains_key(journal), "{:?}", after.keys());
+    let report = recover(m.dir.path()).expect("recover");
+    assert_eq!(report.outcome, Recovered::RolledBack { files: 9 });
+    assert_eq!(snapshot(m.dir.path()), m.before);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1060,6 +1082,10 @@ fn assert_crash_state(m: &Mixed, after: &Tree, step: &str) {
         "new/deep",
     ];
     for (path, node) in without_artifacts(after) {
+        // The lock and journal, for recovery.
+        if path.starts_with(".xcsh") {
+            continue;
+        }
         if known.iter().any(|k| Path::new(k) == path) {
             continue;
         }
@@ -1089,6 +1115,7 @@ fn a_crash_at_any_step_leaves_every_file_old_or_new_in_full() {
     let clean = clean_run(FaultPlan::none());
     let total = clean.steps_taken();
     let log = clean.steps();
+    let mut outcomes = Vec::new();
     for k in 1..=total {
         let m = mixed_fixture();
         let result = mixed_changeset(&m).apply_with_faults(&FaultPlan::crash_at(k));
@@ -1097,7 +1124,46 @@ fn a_crash_at_any_step_leaves_every_file_old_or_new_in_full() {
             "step {k}: {result:?}"
         );
         assert_crash_state(&m, &snapshot(m.dir.path()), &log[k - 1]);
+        let outcome = assert_recovered(&m, &log[k - 1]);
+        outcomes.push((k, outcome));
     }
+    // Before the commit point recovery undoes the apply; from it on, it finishes it.
+    let commit = step_number(&clean, ": commit `");
+    let prepared = step_number(&clean, ": install the journal `");
+    for (k, outcome) in outcomes {
+        let expected = if k <= prepared {
+            Recovered::NothingToDo
+        } else if k <= commit {
+            Recovered::RolledBack { files: 9 }
+        } else {
+            Recovered::RolledForward { files: 9 }
+        };
+        assert_eq!(outcome, expected, "step {}", log[k - 1]);
+    }
+}
+
+/// Runs recovery after a (simulated) crash: the tree must then be exactly the old one or
+/// exactly the new one, with no artifact, journal or lock left; a second recovery has
+/// nothing to do.
+fn assert_recovered(m: &Mixed, step: &str) -> Recovered {
+    let report = recover(m.dir.path()).unwrap_or_else(|e| panic!("step {step}: {e}"));
+    let after = snapshot(m.dir.path());
+    if after != m.before {
+        assert!(
+            file_bytes(&after, "src/d.txt").is_some(),
+            "step {step}: after recovery ({report}) neither old nor new: {:#?}",
+            after.keys().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            strip_new_entries(&after),
+            mixed_expected(m),
+            "step {step}: after recovery ({report})"
+        );
+    }
+    let again = recover(m.dir.path()).expect("second recovery");
+    assert_eq!(again.outcome, Recovered::NothingToDo, "step {step}");
+    assert_eq!(snapshot(m.dir.path()), after, "step {step}");
+    report.outcome
 }
 
 #[test]
@@ -1113,6 +1179,7 @@ fn a_crash_during_rollback_also_leaves_every_file_old_or_new() {
             "{result:?}"
         );
         assert_crash_state(&m, &snapshot(m.dir.path()), &first.steps()[j - 1]);
+        assert_recovered(&m, &first.steps()[j - 1]);
     }
 }
 
@@ -1175,12 +1242,13 @@ fn a_file_changed_while_the_apply_prepares_is_caught_before_anything_is_visible(
     mixed_changeset(&probe)
         .apply_with_faults(&clean)
         .expect("clean");
-    // Everything before the first backup is preparation: temp files and staging.
+    // Everything before the directories are synced for the commit point is preparation:
+    // the journal, temp files and staging.
     let first_commit = clean
         .steps()
         .iter()
-        .position(|s| s.contains("back up"))
-        .expect("backup step")
+        .position(|s| s.contains("sync the directory"))
+        .expect("sync step")
         + 1;
     assert!(first_commit > 5, "{:#?}", clean.steps());
     for k in 1..first_commit {

@@ -6,7 +6,8 @@
 //! while temporary files are being written or after the end; every boundary of the commit
 //! is covered deterministically by the simulated crashes in `changeset.rs`. This test proves
 //! the real thing: no destructor or rollback is needed for the guarantee, and half-written
-//! temporary files are recognised artifacts.
+//! temporary files are recognised artifacts. After each kill, `recover` must leave every
+//! file old or every file new, and exactly the files of the old or of the new tree.
 #![cfg(unix)]
 
 use std::fs;
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use xcsh_tools::changeset::{ChangeSet, Fingerprint, Splice};
+use xcsh_tools::changeset::{ChangeSet, Fingerprint, Recovered, Splice, recover};
 use xcsh_tools::workspace::{Workspace, is_temp_artifact};
 
 const ROOT_VAR: &str = "XCSH_SIGKILL_ROOT";
@@ -127,7 +128,8 @@ fn check(root: &Path, delay: Duration) -> (usize, usize) {
     for entry in fs::read_dir(root).expect("read_dir") {
         let name = entry.expect("entry").file_name();
         let s = name.to_string_lossy();
-        let known = s.starts_with('m')
+        let known = s == ".xcsh"
+            || s.starts_with('m')
             || s.starts_with("del")
             || s.starts_with("ren")
             || s.starts_with("new");
@@ -142,6 +144,23 @@ fn check(root: &Path, delay: Duration) -> (usize, usize) {
         }
     }
     (old, new)
+}
+
+/// Every path under `root`, root-relative, nothing excluded.
+fn names(root: &Path) -> Vec<PathBuf> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in fs::read_dir(dir).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            out.push(path.strip_prefix(root).expect("under root").to_path_buf());
+            if fs::symlink_metadata(&path).expect("lstat").is_dir() {
+                walk(root, &path, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
 }
 
 /// Starts the child on a fresh tree and returns it once it is about to apply.
@@ -179,6 +198,12 @@ fn sigkill_mid_apply_leaves_old_or_new_files() {
     let full = started.elapsed();
     assert!(status.success(), "undisturbed apply failed: {status}");
     assert_eq!(check(dir.path(), Duration::ZERO), (0, FILES + 8));
+    let new_names = names(dir.path());
+    let old_names = {
+        let dir = tempfile::tempdir().expect("tempdir");
+        setup(dir.path());
+        names(dir.path())
+    };
 
     let (mut untouched, mut partial, mut done) = (0, 0, 0);
     let mut kill_at = |delay: Duration| {
@@ -190,6 +215,31 @@ fn sigkill_mid_apply_leaves_old_or_new_files() {
         let _ = child.kill();
         let _ = child.wait();
         let outcome = check(dir.path(), delay);
+        // Recovery finishes or undoes the apply and leaves nothing else behind.
+        let report = recover(dir.path()).expect("recover");
+        let after = check(dir.path(), delay);
+        let names = names(dir.path());
+        match report.outcome {
+            Recovered::RolledForward { .. } => {
+                assert_eq!(after, (0, FILES + 8), "kill at {delay:?}: {report}");
+                assert_eq!(names, new_names, "kill at {delay:?}: {report}");
+            }
+            Recovered::RolledBack { .. } => {
+                assert_eq!(after, (FILES + 8, 0), "kill at {delay:?}: {report}");
+                assert_eq!(names, old_names, "kill at {delay:?}: {report}");
+            }
+            _ => {
+                assert!(
+                    (after == (0, FILES + 8) && names == new_names)
+                        || (after == (FILES + 8, 0) && names == old_names),
+                    "kill at {delay:?}: {report}: {after:?}; paths not in the old tree: {:?}",
+                    names
+                        .iter()
+                        .filter(|n| !old_names.contains(n))
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
         match outcome {
             (_, 0) => untouched += 1,
             (0, _) => done += 1,

@@ -257,6 +257,23 @@ pub enum ApplyError {
         /// Temporary or backup files that could not be removed (absolute paths).
         leftovers: Vec<PathBuf>,
     },
+    /// Another process (or another apply in this one) is applying in this workspace; nothing
+    /// was written.
+    #[error(
+        "nothing was written: an apply is running in this workspace: `{}` is held by \
+         {holder}; wait for it to finish and apply again",
+        lock.display()
+    )]
+    Busy {
+        /// The lock file.
+        lock: PathBuf,
+        /// Who holds it ("pid 123 on host h").
+        holder: String,
+    },
+    /// An earlier apply in this workspace was interrupted and could not be recovered; nothing
+    /// was written.
+    #[error("nothing was written: {0}")]
+    Recovery(#[source] super::RecoveryError),
     /// A fault plan (feature `testing`) stopped the apply dead, as a SIGKILL would: no
     /// rollback and no clean-up ran. Only fault-injection tests see this.
     #[doc(hidden)]

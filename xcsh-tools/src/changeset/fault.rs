@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// [`ChangeSet::apply_with_faults`](super::ChangeSet::apply_with_faults) — creating a
 /// directory, creating, writing, chmod-ing or fsync-ing a temporary file, linking a backup,
 /// each rename, each directory fsync, each removal, and every step of a rollback — is
-/// numbered from 1 in the order it runs. A plan makes chosen steps fail with an I/O error
+/// numbered from 1 in the order it runs, as is every write of the apply journal. A plan makes chosen steps fail with an I/O error
 /// instead of running, or stops the apply dead before one (as a SIGKILL would: no rollback,
 /// no clean-up). Use a fresh plan per apply: the count carries on.
 ///
@@ -25,12 +25,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
 /// cs.modify("a.txt", "new")?;
 ///
-/// // Make the second step (writing the temporary file) fail: nothing changes.
-/// let plan = FaultPlan::fail_at(2);
+/// // Make the fourth step (writing the temporary file, after the journal's two) fail:
+/// // nothing changes.
+/// let plan = FaultPlan::fail_at(4);
 /// let err = cs.apply_with_faults(&plan).unwrap_err();
 /// assert!(err.to_string().starts_with("nothing was changed"));
 /// assert_eq!(std::fs::read_to_string(dir.path().join("a.txt"))?, "old");
-/// assert!(plan.steps()[1].starts_with("2: write the new content of `a.txt`"));
+/// assert!(plan.steps()[3].starts_with("4: write the new content of `a.txt`"));
 ///
 /// // A clean run, counted: every k in 1..=steps_taken() is worth a fault.
 /// let plan = FaultPlan::none();

@@ -41,6 +41,16 @@ pub struct Fingerprint {
 }
 
 impl Fingerprint {
+    /// Its length and hash, for the apply journal.
+    pub(crate) fn parts(&self) -> (u64, u128) {
+        (self.len, self.hash)
+    }
+
+    /// The inverse of [`parts`](Self::parts).
+    pub(crate) fn from_parts(len: u64, hash: u128) -> Self {
+        Self { len, hash }
+    }
+
     /// The fingerprint of `bytes`.
     ///
     /// ```

@@ -22,11 +22,15 @@
 //!   with its old content or gone; a renamed file is at exactly one of its two names; a new
 //!   directory appears together with the new files in it, in one rename. Everything else
 //!   left behind is a temporary file, a backup, or a staging directory, whose names
-//!   [`is_temp_artifact`](crate::workspace::is_temp_artifact) recognises. Two limits: a
-//!   crash *between* files can leave some files new and others old (no filesystem offers
-//!   multi-file transactions; the backups beside them make it recoverable), and a rename
-//!   into a directory that did not exist may leave that new directory empty if the crash
-//!   falls between the directory appearing and the file moving in.
+//!   [`is_temp_artifact`](crate::workspace::is_temp_artifact) recognises, and the apply's
+//!   journal and lock in `<root>/.xcsh/`.
+//! * **Crash-atomic, with recovery.** The apply is journalled in `<root>/.xcsh/apply.journal`;
+//!   once its commit record is durable, [`recover`] finishes it, before that it undoes it.
+//!   After recovery *every* file of the apply is old or *every* file is new, and nothing of
+//!   the apply is left. Recovery runs by itself at the start of every apply and in
+//!   [`Workspace::new`], and as `xcsh recover`. A lock (`<root>/.xcsh/apply.lock`) lets one
+//!   apply run per root at a time, across processes; another gets [`ApplyError::Busy`]
+//!   naming the holder. The design and why every crash point recovers: docs/RELIABILITY.md.
 //!
 //! Confinement: every path goes through [`Workspace::resolve`]; nothing outside the root is
 //! read or written. A symbolic link inside the root that leads to a file inside the root is
@@ -67,6 +71,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use apply::ApplyReport;
+pub(crate) use apply::recover as apply_recover;
+pub use apply::recover::{Recovered, RecoveryError, RecoveryReport, recover};
 pub use error::{ApplyError, Attention, ChangeSetError, StaleFile, StaleReason};
 #[doc(hidden)]
 #[cfg(feature = "testing")]

@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use super::pattern::LangOps;
 use super::{CompiledOps, Control, EngineError, Lang, Progress};
-use crate::workspace::{Workspace, is_temp_artifact};
+use crate::workspace::{Workspace, is_apply_state, is_temp_artifact};
 
 /// Where a run looks: a workspace, a path inside it, and an optional extra glob.
 ///
@@ -434,7 +434,7 @@ impl Shared<'_> {
             return true;
         }
         let path = entry.path();
-        if is_temp_artifact(entry.file_name()) {
+        if is_temp_artifact(entry.file_name()) || is_apply_state(self.ws, path) {
             self.note(SkipReason::TempArtifact, self.ws.display(path));
             return true;
         }
@@ -501,7 +501,7 @@ pub(crate) fn walk(
         Target::File(path) => {
             // A file named explicitly is searched whatever the ignore rules say, and with an
             // explicit language whatever its extension (as the CLI does).
-            if is_temp_artifact(path.file_name().unwrap_or_default()) {
+            if is_temp_artifact(path.file_name().unwrap_or_default()) || is_apply_state(ws, &path) {
                 shared.note(SkipReason::TempArtifact, ws.display(&path));
             } else if filters.keep(&path) {
                 let lang = match ops.lang().or_else(|| Lang::from_path(&path)) {

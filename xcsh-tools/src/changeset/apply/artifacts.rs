@@ -13,10 +13,12 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::journal::Stop;
 use super::{Run, parent_of};
+use crate::changeset::Fingerprint;
 use crate::workspace::{BACKUP_MARKER, TEMP_MARKER};
 
 impl Run<'_> {
-    /// Writes `content` to a fresh temporary file beside `target`: create, write, chmod, fsync.
+    /// Writes `content` to the temporary file of operation `i` beside `target`: create,
+    /// write, chmod, fsync. Remembers its fingerprint for the journal.
     pub(super) fn write_temp(
         &mut self,
         i: usize,
@@ -25,10 +27,10 @@ impl Run<'_> {
         content: &[u8],
         perms: Option<Permissions>,
     ) -> Result<(), Stop> {
-        let (temp, mut file) = self.step("create a temporary file for", target, || {
-            create_unique(dir, target, TEMP_MARKER)
-        })?;
+        let temp = artifact_path(dir, target, TEMP_MARKER, self.token, i as u32);
+        let mut file = self.step("create a temporary file for", target, || create_new(&temp))?;
         self.progress[i].temp = Some(temp);
+        self.progress[i].new_fp = Some(Fingerprint::of(content));
         self.step("write the new content of", target, || {
             file.write_all(content)
         })?;
@@ -43,28 +45,48 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// The backup name of operation `i`, beside `target`.
+    pub(super) fn backup_path(&self, i: usize, target: &Path) -> PathBuf {
+        artifact_path(
+            &parent_of(target),
+            target,
+            BACKUP_MARKER,
+            self.token,
+            i as u32,
+        )
+    }
+
     /// Keeps the original of `target` reachable: a hard link, or a copy where links fail.
-    pub(super) fn backup(&mut self, target: &Path) -> Result<PathBuf, Stop> {
+    pub(super) fn backup(&mut self, i: usize, target: &Path) -> Result<PathBuf, Stop> {
+        let b = self.backup_path(i, target);
         if self.plan.hard_links_allowed() {
-            match self.step("back up", target, || {
-                with_unique_name(&parent_of(target), target, BACKUP_MARKER, |b| {
-                    fs::hard_link(target, b)
-                })
-            }) {
-                Ok(b) => return Ok(b),
+            match self.step("back up", target, || fs::hard_link(target, &b)) {
+                Ok(()) => return Ok(b),
                 // The filesystem may not do hard links (or forbid them here): copy instead.
                 Err(Stop::Failed(f)) if !f.injected => {}
                 Err(other) => return Err(other),
             }
         }
-        self.step("copy to a backup", target, || copy_backup(target))
+        self.step("copy to a backup", target, || copy_backup(target, &b))?;
+        Ok(b)
     }
 }
 
-/// A name for a temporary or backup file beside `target`:
-/// `.{target name, shortened}{marker}{16 hex digits}`.
-fn artifact_name(target: &Path, marker: &str) -> OsString {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
+/// Stage `s`'s directory while it is built, and its name once withdrawn by a rollback.
+pub(super) const STAGE_SLOT: u32 = 0x4000_0000;
+pub(super) const WITHDRAWN_SLOT: u32 = 0x8000_0000;
+
+/// The name of an artifact of the apply with `token` beside `target`, in `dir`:
+/// `.{target name, shortened}{marker}{token: 8 hex}{slot: 8 hex}`. The slot tells the
+/// artifacts of one apply apart (an operation's index, or a stage's); the token finds
+/// them all again after a crash.
+pub(crate) fn artifact_path(
+    dir: &Path,
+    target: &Path,
+    marker: &str,
+    token: u32,
+    slot: u32,
+) -> PathBuf {
     let base = target
         .file_name()
         .map(OsStr::to_string_lossy)
@@ -77,63 +99,38 @@ fn artifact_name(target: &Path, marker: &str) -> OsString {
         }
         short.push(c);
     }
+    dir.join(OsString::from(format!(
+        ".{short}{marker}{token:08x}{slot:08x}"
+    )))
+}
+
+/// A fresh token for one apply.
+pub(super) fn new_token() -> u32 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or_default();
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let seed = format!("{}:{n}:{nanos}", std::process::id());
-    OsString::from(format!(".{short}{marker}{:016x}", xxh3_64(seed.as_bytes())))
+    xxh3_64(seed.as_bytes()) as u32
 }
 
-/// Tries fresh artifact names beside `target` until `f` does not report a collision.
-pub(super) fn with_unique_name(
-    dir: &Path,
-    target: &Path,
-    marker: &str,
-    mut f: impl FnMut(&Path) -> io::Result<()>,
-) -> io::Result<PathBuf> {
-    let mut last = None;
-    for _ in 0..16 {
-        let candidate = dir.join(artifact_name(target, marker));
-        match f(&candidate) {
-            Ok(()) => return Ok(candidate),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| io::Error::other("could not find a free temporary name")))
+/// Creates `path`, which must not exist.
+fn create_new(path: &Path) -> io::Result<File> {
+    File::options().write(true).create_new(true).open(path)
 }
 
-/// Creates a fresh artifact file in `dir`, named after `target`.
-fn create_unique(dir: &Path, target: &Path, marker: &str) -> io::Result<(PathBuf, File)> {
-    let mut file = None;
-    let path = with_unique_name(dir, target, marker, |candidate| {
-        file = Some(
-            File::options()
-                .write(true)
-                .create_new(true)
-                .open(candidate)?,
-        );
-        Ok(())
-    })?;
-    let file = file.ok_or_else(|| io::Error::other("temporary file vanished"))?;
-    Ok((path, file))
-}
-
-/// Copies `target` to a fresh backup name, with its permissions. Not fsynced: the backup only
-/// serves an in-process rollback, and after a crash the target itself is old or new in full.
-fn copy_backup(target: &Path) -> io::Result<PathBuf> {
-    let (path, mut out) = create_unique(&parent_of(target), target, BACKUP_MARKER)?;
+/// Copies `target` to the backup `path`, with its permissions. Not fsynced: the backup only
+/// serves a rollback, and after a crash the target itself is old or new in full.
+fn copy_backup(target: &Path, path: &Path) -> io::Result<()> {
+    let mut out = create_new(path)?;
     let result = File::open(target).and_then(|mut src| {
         io::copy(&mut src, &mut out)?;
         out.set_permissions(src.metadata()?.permissions())
     });
-    match result {
-        Ok(()) => Ok(path),
-        Err(e) => {
-            let _ = fs::remove_file(&path);
-            Err(e)
-        }
+    if result.is_err() {
+        let _ = fs::remove_file(path);
     }
+    result
 }

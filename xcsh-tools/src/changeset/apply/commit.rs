@@ -5,13 +5,12 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use super::artifacts::with_unique_name;
 use super::atomic_fs::{rename_noreplace, sync_dir};
+use super::durable::State;
 use super::journal::Stop;
 use super::stale::{Snap, read_for_splicing};
 use super::{ApplyReport, Run, parent_of};
 use crate::changeset::{ApplyError, NewContent, Op, StaleFile, StaleReason};
-use crate::workspace::BACKUP_MARKER;
 
 impl Run<'_> {
     /// `snaps` holds what the first look saw; a file modified by splicing has none until it
@@ -62,6 +61,11 @@ impl Run<'_> {
         // A second, cheap look: the prepare phase may have taken a while.
         cs.check_all(Some(&snaps), false).map_err(Stop::Stale)?;
 
+        // The commit point: every new content and directory is durable; the journal that
+        // lets recovery finish the job becomes durable too.
+        self.sync_prepared()?;
+        self.record(State::Committed)?;
+
         // Commit: each operation becomes visible in one atomic rename. New files in new
         // directories land in their stage first, the stages then appear whole, and renames
         // come last because they may move files into a stage's directory.
@@ -69,7 +73,7 @@ impl Run<'_> {
             match op {
                 Op::Modify { file, .. } => {
                     let target = &file.entry.target;
-                    let backup = self.backup(target)?;
+                    let backup = self.backup(i, target)?;
                     self.progress[i].backup = Some(backup);
                     let temp = self.progress[i].temp.clone().ok_or_else(|| {
                         self.fail("find the temporary file for", target, missing_temp())
@@ -93,11 +97,8 @@ impl Run<'_> {
                 Op::Rename { .. } => {}
                 Op::Delete { file } => {
                     let target = &file.entry.named;
-                    let backup = self.step("delete", target, || {
-                        with_unique_name(&parent_of(target), target, BACKUP_MARKER, |b| {
-                            rename_noreplace(target, b)
-                        })
-                    })?;
+                    let backup = self.backup_path(i, target);
+                    self.step("delete", target, || rename_noreplace(target, &backup))?;
                     self.progress[i].backup = Some(backup);
                     self.progress[i].committed = true;
                     self.sync_later(target);
@@ -174,6 +175,9 @@ impl Run<'_> {
                     Err(_) => self.leftovers.push(backup),
                 }
             }
+        }
+        if let Err(step) = self.drop_journal() {
+            return Err(ApplyError::SimulatedCrash { step });
         }
         report.leftovers = self.leftovers;
         Ok(report)

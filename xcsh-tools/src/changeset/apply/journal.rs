@@ -17,6 +17,8 @@ pub(super) struct Progress {
     pub(super) backup: Option<PathBuf>,
     /// The visible change has happened.
     pub(super) committed: bool,
+    /// The fingerprint of the new content written to `temp`.
+    pub(super) new_fp: Option<crate::changeset::Fingerprint>,
 }
 
 /// Why the forward pass stopped.

@@ -20,12 +20,17 @@ use super::{ApplyError, ChangeSet};
 mod artifacts;
 mod atomic_fs;
 mod commit;
+mod durable;
 mod journal;
+mod lock;
+mod record;
+pub(crate) mod recover;
 mod rollback;
 mod staging;
 mod stale;
 
 use journal::{Crashed, Progress, Stop};
+use lock::{LockError, RootLock};
 use staging::Stage;
 
 /// What an apply did.
@@ -116,7 +121,14 @@ impl ChangeSet {
     /// 3. Each original is kept as a backup (hard link, or a copy where links fail) and the
     ///    temporary file renamed over it; deletions move the file to a backup; renames never
     ///    overwrite. The directories are fsynced.
-    /// 4. On success the backups are removed. If any step fails, everything done is undone
+    ///
+    /// The whole apply runs under the root's lock (another apply meanwhile:
+    /// [`ApplyError::Busy`]), after [`recover`](super::recover) has finished or undone any
+    /// apply a crash interrupted there ([`ApplyError::Recovery`] if it could not). A journal in
+    /// `<root>/.xcsh/` makes it atomic across a crash: written before step 2, committed
+    /// (after every temporary file and its directory are synced) just before step 3.
+    ///
+    /// 4. On success the backups are removed, then the journal. If any step fails, everything done is undone
     ///    and [`ApplyError::Failed`] says what failed and that nothing changed; if undoing
     ///    fails too, [`ApplyError::RollbackFailed`] lists each file needing attention.
     ///
@@ -166,43 +178,85 @@ impl ChangeSet {
         let _one_at_a_time = APPLYING
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let root = self.ws.root();
+        let lock = RootLock::acquire(root).map_err(|e| match e {
+            LockError::Held { lock, holder } => ApplyError::Busy { lock, holder },
+            LockError::Io { path, source } => ApplyError::Failed {
+                step: "lock".to_owned(),
+                path: self.ws.display(&path),
+                source,
+                leftovers: Vec::new(),
+            },
+        })?;
+        let result = self.apply_locked(plan);
+        // A simulated crash leaves the lock file, as a real one would.
+        if !matches!(result, Err(ApplyError::SimulatedCrash { .. })) {
+            lock.release();
+        }
+        result
+    }
+
+    fn apply_locked(&self, plan: &FaultPlan) -> Result<ApplyReport, ApplyError> {
+        // An apply interrupted by a crash is finished or undone first.
+        if recover::has_journal(self.ws.root()) {
+            recover::recover_locked(self.ws.root()).map_err(ApplyError::Recovery)?;
+        }
         let snaps = self
             .check_all(None, true)
             .map_err(|files| ApplyError::Stale { files })?;
         let mut run = Run {
             cs: self,
             plan,
+            token: artifacts::new_token(),
             progress: vec![Progress::default(); self.ops.len()],
             stages: Vec::new(),
             op_stage: vec![None; self.ops.len()],
             dirs_to_sync: BTreeSet::new(),
             leftovers: Vec::new(),
         };
-        let outcome = run.forward(snaps);
+        let outcome = run
+            .record(durable::State::Prepared)
+            .and_then(|()| run.forward(snaps));
+        let crashed = |step| Err(ApplyError::SimulatedCrash { step });
         match outcome {
             Ok(()) => run.finish(),
-            Err(Stop::Crash(step)) => Err(ApplyError::SimulatedCrash { step }),
+            Err(Stop::Crash(step)) => crashed(step),
             Err(Stop::Stale(files)) => match run.rollback() {
-                Err(Crashed(step)) => Err(ApplyError::SimulatedCrash { step }),
+                Err(Crashed(step)) => crashed(step),
                 // Only temporary files and fresh directories existed; whatever could not be
                 // removed of them is an artifact, so the stale files are what matters.
-                Ok(_) => Err(ApplyError::Stale { files }),
+                Ok(_) => match run.drop_journal() {
+                    Err(step) => crashed(step),
+                    Ok(()) => Err(ApplyError::Stale { files }),
+                },
             },
             Err(Stop::Failed(failure)) => match run.rollback() {
-                Err(Crashed(step)) => Err(ApplyError::SimulatedCrash { step }),
-                Ok(attention) if attention.is_empty() => Err(ApplyError::Failed {
-                    step: failure.what.to_owned(),
-                    path: failure.path,
-                    source: failure.source,
-                    leftovers: run.leftovers,
-                }),
-                Ok(attention) => Err(ApplyError::RollbackFailed {
-                    step: failure.what.to_owned(),
-                    path: failure.path,
-                    source: failure.source,
-                    attention,
-                    leftovers: run.leftovers,
-                }),
+                Err(Crashed(step)) => crashed(step),
+                Ok(attention) => {
+                    if attention.is_empty()
+                        && let Err(step) = run.drop_journal()
+                    {
+                        return crashed(step);
+                    }
+                    // Files needing attention: the journal stays, so that `xcsh recover`
+                    // can still finish or undo the apply once they are fixed.
+                    if attention.is_empty() {
+                        Err(ApplyError::Failed {
+                            step: failure.what.to_owned(),
+                            path: failure.path,
+                            source: failure.source,
+                            leftovers: run.leftovers,
+                        })
+                    } else {
+                        Err(ApplyError::RollbackFailed {
+                            step: failure.what.to_owned(),
+                            path: failure.path,
+                            source: failure.source,
+                            attention,
+                            leftovers: run.leftovers,
+                        })
+                    }
+                }
             },
         }
     }
@@ -214,6 +268,8 @@ impl ChangeSet {
 struct Run<'a> {
     cs: &'a ChangeSet,
     plan: &'a FaultPlan,
+    /// Carried by the names of all this apply's artifacts.
+    token: u32,
     progress: Vec<Progress>,
     /// Directories being built under temporary names, one per missing top directory.
     stages: Vec<Stage>,

@@ -5,7 +5,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use super::artifacts::with_unique_name;
+use super::artifacts::{WITHDRAWN_SLOT, artifact_path};
 use super::atomic_fs::{rename_noreplace, sync_dir};
 use super::journal::{Crashed, Stop};
 use super::{Run, parent_of};
@@ -32,13 +32,18 @@ impl Run<'_> {
                 continue;
             }
             let top = self.stages[s].top.clone();
+            let dir = artifact_path(
+                &parent_of(&top),
+                &top,
+                TEMP_MARKER,
+                self.token,
+                WITHDRAWN_SLOT + s as u32,
+            );
             let withdrawn = self.step("withdraw the new directory", &top, || {
-                with_unique_name(&parent_of(&top), &top, TEMP_MARKER, |c| {
-                    rename_noreplace(&top, c)
-                })
+                rename_noreplace(&top, &dir)
             });
             match withdrawn {
-                Ok(dir) => {
+                Ok(()) => {
                     self.stages[s].dir = dir;
                     self.stages[s].committed = false;
                 }

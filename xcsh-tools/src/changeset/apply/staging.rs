@@ -5,7 +5,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::artifacts::with_unique_name;
+use super::artifacts::{STAGE_SLOT, artifact_path};
 use super::journal::Stop;
 use super::{Run, parent_of};
 use crate::workspace::TEMP_MARKER;
@@ -59,8 +59,15 @@ impl Run<'_> {
         let s = match self.stages.iter().position(|s| s.top == top) {
             Some(s) => s,
             None => {
-                let dir = self.step("create a staging directory for", &top, || {
-                    with_unique_name(&parent_of(&top), &top, TEMP_MARKER, |c| fs::create_dir(c))
+                let dir = artifact_path(
+                    &parent_of(&top),
+                    &top,
+                    TEMP_MARKER,
+                    self.token,
+                    STAGE_SLOT + self.stages.len() as u32,
+                );
+                self.step("create a staging directory for", &top, || {
+                    fs::create_dir(&dir)
                 })?;
                 self.stages.push(Stage {
                     top,

@@ -1,0 +1,152 @@
+//! Writing the apply's journal on disk (see [`durable`](super::durable)) at its two points:
+//! prepared, before the first artifact; committed, once every new content is durable.
+
+use std::path::{Path, PathBuf};
+
+use super::durable::{self, JOp, JStage, Journal, State, enc, journal_path};
+use super::journal::Stop;
+use super::{Run, parent_of};
+use crate::changeset::Op;
+
+impl Run<'_> {
+    fn journal(&self, state: State) -> Journal {
+        let root = self.cs.ws.root();
+        let e = |p: &Path| enc(root, p);
+        let mut paths = Vec::new();
+        let mut ops = Vec::new();
+        for (i, op) in self.cs.ops.iter().enumerate() {
+            match op {
+                Op::Modify { file, .. } => {
+                    paths.push(e(&file.entry.named));
+                    paths.push(e(&file.entry.target));
+                    if state == State::Committed {
+                        let target = &file.entry.target;
+                        ops.push(JOp::Modify {
+                            target: e(target),
+                            temp: e(self.progress[i].temp.as_deref().unwrap_or(target)),
+                            backup: e(&self.backup_path(i, target)),
+                            old: file.expect.into(),
+                            new: self.progress[i].new_fp.unwrap_or(file.expect).into(),
+                        });
+                    }
+                }
+                Op::Create { file, .. } => {
+                    let target = &file.entry.named;
+                    paths.push(e(target));
+                    if state == State::Committed {
+                        ops.push(JOp::Create {
+                            target: e(target),
+                            temp: e(self.progress[i].temp.as_deref().unwrap_or(target)),
+                            dest: e(&self.locate(i, target)),
+                            new: self.progress[i]
+                                .new_fp
+                                .unwrap_or_else(|| crate::changeset::Fingerprint::of(""))
+                                .into(),
+                        });
+                    }
+                }
+                Op::Delete { file } => {
+                    let target = &file.entry.named;
+                    paths.push(e(target));
+                    if state == State::Committed {
+                        ops.push(JOp::Delete {
+                            target: e(target),
+                            backup: e(&self.backup_path(i, target)),
+                            old: file.expect.into(),
+                        });
+                    }
+                }
+                Op::Rename { from, to } => {
+                    paths.push(e(&from.entry.named));
+                    paths.push(e(&to.entry.named));
+                    if state == State::Committed {
+                        ops.push(JOp::Rename {
+                            from: e(&from.entry.named),
+                            to: e(&to.entry.named),
+                            fp: from.expect.into(),
+                        });
+                    }
+                }
+            }
+        }
+        let stages = if state == State::Committed {
+            self.stages
+                .iter()
+                .map(|s| JStage {
+                    dir: e(&s.dir),
+                    top: e(&s.top),
+                    subdirs: s.subdirs.iter().map(|d| e(d)).collect(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Journal {
+            state,
+            root: enc(Path::new(""), root),
+            token: format!("{:08x}", self.token),
+            pid: std::process::id(),
+            files: self.cs.ops.len(),
+            paths,
+            ops,
+            stages,
+        }
+    }
+
+    /// Writes the journal in `state`: the new version, then (a separate step) its rename
+    /// into place and the fsync of `.xcsh`.
+    pub(super) fn record(&self, state: State) -> Result<(), Stop> {
+        let root = self.cs.ws.root();
+        let bytes = durable::encode(&self.journal(state));
+        let path = journal_path(root);
+        let what = match state {
+            State::Prepared => "prepare the journal",
+            State::Committed => "write the commit record",
+        };
+        self.step(what, &path, || durable::write_new(root, &bytes))?;
+        let what = match state {
+            State::Prepared => "install the journal",
+            State::Committed => "commit",
+        };
+        self.step(what, &path, || durable::install_new(root))
+    }
+
+    /// Makes the directories holding the temporary files and stages durable, so that what
+    /// the committed journal names is there after a power loss.
+    pub(super) fn sync_prepared(&self) -> Result<(), Stop> {
+        let mut dirs = std::collections::BTreeSet::new();
+        for p in &self.progress {
+            if let Some(temp) = &p.temp {
+                dirs.insert(parent_of(temp));
+            }
+        }
+        for s in &self.stages {
+            dirs.insert(parent_of(&s.top));
+            dirs.insert(s.dir.clone());
+            for sub in &s.subdirs {
+                dirs.insert(s.locate(sub));
+            }
+        }
+        for dir in dirs {
+            self.step("sync the directory", &dir, || {
+                super::atomic_fs::sync_dir(&dir)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Removes the journal once the apply is done or undone. A failure leaves it as a
+    /// leftover: the next recovery finds nothing left to do and removes it.
+    pub(super) fn drop_journal(&mut self) -> Result<(), usize> {
+        let root = self.cs.ws.root();
+        let path: PathBuf = journal_path(root);
+        match self.step("remove the journal", &path, || durable::remove(root)) {
+            Ok(()) => Ok(()),
+            Err(Stop::Crash(k)) => Err(k),
+            Err(_) => {
+                self.leftovers.push(path);
+                Ok(())
+            }
+        }
+    }
+}
