@@ -192,8 +192,9 @@ fn plan_scopes<'a>(
         }
         scope
     };
+    let failure = ops_failure(request.ops.len());
     if scopes.is_empty() {
-        return engine::plan_edits(&scope(None), request, control).map_err(engine_failure);
+        return engine::plan_edits(&scope(None), request, control).map_err(failure);
     }
     let mut merged = EditPlan::default();
     let mut seen = HashSet::new();
@@ -206,8 +207,8 @@ fn plan_scopes<'a>(
             limit: left,
             ..request.clone()
         };
-        let plan = engine::plan_edits(&scope(Some(path.as_str())), &request, control)
-            .map_err(engine_failure)?;
+        let plan =
+            engine::plan_edits(&scope(Some(path.as_str())), &request, control).map_err(&failure)?;
         merged.totals.files_scanned += plan.totals.files_scanned;
         merged.totals.files_parsed += plan.totals.files_parsed;
         merged.totals.identical += plan.totals.identical;
@@ -321,6 +322,16 @@ fn apply(ws: Workspace, plan: EditPlan) -> Result<(), Failure> {
 
 /// An engine error in the command line's terms: its field names become the flags.
 fn engine_failure(error: EngineError) -> Failure {
+    ops_failure(1)(error)
+}
+
+/// [`engine_failure`] for a request of `ops` pattern/rewrite pairs: with several, the flag
+/// says which pair (`--pattern #2`).
+fn ops_failure(ops: usize) -> impl Fn(EngineError) -> Failure {
+    move |error| flag_failure(error, ops)
+}
+
+fn flag_failure(error: EngineError, ops: usize) -> Failure {
     let hint = match &error {
         EngineError::Path(PathError::OutsideRoot { .. }) => {
             "; or pass --root DIR to widen the root"
@@ -328,7 +339,7 @@ fn engine_failure(error: EngineError) -> Failure {
         _ => "",
     };
     let message = error.to_string();
-    let message = op_flag(&message)
+    let message = op_flag(&message, ops)
         .or_else(|| {
             [
                 ("lang: ", "--lang: "),
@@ -347,7 +358,7 @@ fn engine_failure(error: EngineError) -> Failure {
 }
 
 /// `ops[0].pat: …` as `--pattern: …`; with several ops, `ops[1].out: …` as `--rewrite #2: …`.
-fn op_flag(message: &str) -> Option<String> {
+fn op_flag(message: &str, ops: usize) -> Option<String> {
     let rest = message.strip_prefix("ops[")?;
     let (index, rest) = rest.split_once(']')?;
     let index: usize = index.parse().ok()?;
@@ -356,7 +367,7 @@ fn op_flag(message: &str) -> Option<String> {
     } else {
         ("--rewrite", rest.strip_prefix(".out: ")?)
     };
-    Some(if index == 0 && !message.contains("ops[1]") {
+    Some(if ops == 1 {
         format!("{flag}: {rest}")
     } else {
         format!("{flag} #{}: {rest}", index + 1)
