@@ -11,6 +11,10 @@
 //! Names, aliases and file extensions are ast-grep's own: parsing goes through
 //! `SupportLang::from_str` and inference through `SupportLang::from_path`, so a name or a
 //! file the CLI understands is understood here the same way.
+//!
+//! One difference remains: the CLI also searches the `<script>` and `<style>` elements of
+//! HTML files with JavaScript and CSS patterns (ast-grep's language injection); the engine
+//! parses each file in its own language only.
 
 use std::fmt;
 use std::path::Path;
