@@ -199,6 +199,111 @@ fn ast_edit_errors_exit_2_naming_the_problem() {
 }
 
 #[test]
+fn ast_edit_takes_several_pairs_a_glob_a_limit_and_every_language() {
+    let dir = workspace();
+    std::fs::write(
+        dir.path().join("src/App.java"),
+        "class App {\n    void run() {\n        System.out.println(1);\n        System.out.println(2);\n    }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("src/util.h"),
+        "int f(void) { return g(1); }\n",
+    )
+    .unwrap();
+
+    // Two pairs at once, on the files the glob keeps.
+    let mut command = xcsh();
+    command.current_dir(dir.path()).args([
+        "ast-edit",
+        "-p",
+        "$X.unwrap()",
+        "-r",
+        "$X?",
+        "-p",
+        "Ok(())",
+        "-r",
+        "Ok(done())",
+        "--glob",
+        "src/load.rs",
+        "--yes",
+    ]);
+    let output = run(&mut command, "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        read(dir.path(), "src/load.rs"),
+        QUESTIONS.replace("Ok(())", "Ok(done())")
+    );
+    assert_eq!(read(dir.path(), "src/other.rs"), UNWRAPS);
+
+    // A limit keeps the first replacements; Java and C are inferred from the extensions.
+    let mut command = xcsh();
+    command.current_dir(dir.path()).args([
+        "ast-edit",
+        "-p",
+        "System.out.println($A)",
+        "-r",
+        "log($A)",
+        "-l",
+        "java",
+        "--limit",
+        "1",
+        "--yes",
+    ]);
+    let output = run(&mut command, "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let java = read(dir.path(), "src/App.java");
+    assert!(
+        java.contains("log(1);") && java.contains("System.out.println(2);"),
+        "{java}"
+    );
+    let mut command = xcsh();
+    command.current_dir(dir.path()).args([
+        "ast-edit",
+        "-p",
+        "return g($A);",
+        "-r",
+        "return h($A);",
+        "--yes",
+        "src/util.h",
+    ]);
+    let output = run(&mut command, "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        read(dir.path(), "src/util.h"),
+        "int f(void) { return h(1); }\n"
+    );
+
+    // Unpaired flags and a zero limit are refused.
+    for (args, expected) in [
+        (
+            &["-p", "a()", "-r", "b()", "-p", "c()"][..],
+            "2 --pattern but 1 --rewrite",
+        ),
+        (
+            &["-p", "a()", "-r", "b()", "--limit", "0"][..],
+            "--limit: must be at least 1",
+        ),
+        (
+            &[
+                "-p", "a(", "-r", "b()", "-p", "c()", "-r", "d()", "-l", "rust",
+            ][..],
+            "--pattern #1: `a(`",
+        ),
+    ] {
+        let mut command = xcsh();
+        command.current_dir(dir.path()).arg("ast-edit").args(args);
+        let output = run(&mut command, "");
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(expected),
+            "{args:?}: expected `{expected}` in {err}"
+        );
+    }
+}
+
+#[test]
 fn ast_edit_paths_are_relative_to_the_current_directory() {
     let dir = workspace();
     let mut command = ast_edit(

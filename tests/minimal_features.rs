@@ -50,3 +50,59 @@ fn a_tools_only_crate_builds_none_of_the_heavy_dependencies() {
         "a tools-only crate pulls in {heavy:?}:\n{tree}"
     );
 }
+
+/// The tree-sitter grammar crates `cargo tree` finds for a package with these features.
+fn grammars(package: &str, features: &str) -> Vec<String> {
+    let output = Command::new(env!("CARGO"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "tree",
+            "--package",
+            package,
+            "--no-default-features",
+            "--features",
+            features,
+            "--edges",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+        ])
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        output.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut found: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| l.split(' ').next())
+        .filter(|name| name.starts_with("tree-sitter-") && *name != "tree-sitter-language")
+        .map(str::to_owned)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// A crate needing two languages compiles two grammars; the facade's `tools` keeps the six
+/// it always had; `all-languages` (on for the binary) compiles every one.
+#[test]
+fn grammars_are_compiled_per_language_feature() {
+    assert_eq!(
+        grammars("xcsh-tools", "lang-java,lang-go"),
+        ["tree-sitter-go", "tree-sitter-java"]
+    );
+    assert_eq!(
+        grammars("xcsh", "tools"),
+        [
+            "tree-sitter-go",
+            "tree-sitter-javascript",
+            "tree-sitter-python",
+            "tree-sitter-rust",
+            "tree-sitter-typescript"
+        ]
+    );
+    assert_eq!(grammars("xcsh", "all-languages").len(), 28);
+}

@@ -195,7 +195,7 @@ pub fn pattern_compile(data: &[u8]) {
     let fx = session_fixture();
     let ws = Workspace::new(&fx.root).expect("workspace");
     let mut input = Input(data);
-    let lang = input.pick(&Lang::ALL);
+    let lang = input.pick(&Lang::DEFAULT);
     let path = match lang {
         Lang::Rust => "src/lib.rs",
         Lang::Python => "app/main.py",
@@ -203,6 +203,7 @@ pub fn pattern_compile(data: &[u8]) {
         Lang::Tsx => "web/view.tsx",
         Lang::JavaScript => "web/lib.js",
         Lang::Go => "cmd/main.go",
+        other => unreachable!("{other} is not one of Lang::DEFAULT"),
     };
     let count = 1 + usize::from(input.byte() % 3);
     let mut ops = Vec::new();

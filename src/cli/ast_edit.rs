@@ -19,15 +19,20 @@ use super::{Failure, root, style};
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The code to match, as an ast-grep pattern: `$X` matches one node, `$$$XS` a list.
-    #[arg(short = 'p', long = "pattern", value_name = "PATTERN")]
-    pattern: String,
-    /// The replacement; may use the pattern's metavariables.
-    #[arg(short = 'r', long = "rewrite", value_name = "REWRITE")]
-    rewrite: String,
-    /// The language of the pattern: rust, python, typescript, tsx, javascript or go
-    /// (default: inferred from each file's extension).
-    #[arg(short = 'l', long = "lang", value_name = "LANG")]
+    /// Repeat `-p PATTERN -r REWRITE` for several rewrites applied together.
+    #[arg(short = 'p', long = "pattern", value_name = "PATTERN", required = true)]
+    pattern: Vec<String>,
+    /// The replacement; may use the pattern's metavariables. One per `-p`, in order.
+    #[arg(short = 'r', long = "rewrite", value_name = "REWRITE", required = true)]
+    rewrite: Vec<String>,
+    #[arg(short = 'l', long = "lang", value_name = "LANG", help = lang_help())]
     lang: Option<String>,
+    /// Only files whose root-relative path matches this glob, e.g. `src/**/*.rs`.
+    #[arg(short = 'g', long, value_name = "GLOB")]
+    glob: Option<String>,
+    /// At most this many replacements (the first ones in path order); at least 1.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
     /// Apply without asking.
     #[arg(short = 'y', long)]
     yes: bool,
@@ -37,6 +42,14 @@ pub(crate) struct Args {
     /// Files, directories or globs to edit (default: the whole root).
     #[arg(value_name = "PATH")]
     paths: Vec<String>,
+}
+
+/// `--lang`'s help, listing the languages compiled into this binary.
+fn lang_help() -> String {
+    format!(
+        "The language of the patterns: {} (default: inferred from each file's extension)",
+        Lang::supported_list()
+    )
 }
 
 /// Exit code of a preview that was not applied (declined, or no terminal to ask on).
@@ -52,9 +65,27 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         .transpose()
         .map_err(engine_failure)?;
     let scopes = scope_paths(&root, &args.paths)?;
+    if args.pattern.len() != args.rewrite.len() {
+        return Err(Failure(format!(
+            "{} --pattern but {} --rewrite: give one -r REWRITE after each -p PATTERN",
+            args.pattern.len(),
+            args.rewrite.len()
+        )));
+    }
+    if args.limit == Some(0) {
+        return Err(Failure(
+            "--limit: must be at least 1; leave it out to keep every replacement".to_owned(),
+        ));
+    }
     let request = EditRequest {
-        ops: vec![Op::new(args.pattern, args.rewrite)],
+        ops: args
+            .pattern
+            .into_iter()
+            .zip(args.rewrite)
+            .map(|(pat, out)| Op::new(pat, out))
+            .collect(),
         lang,
+        limit: args.limit,
         ..EditRequest::default()
     };
 
@@ -65,7 +96,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
             cancel: None,
             progress: Some(&report),
         };
-        plan_scopes(&ws, &scopes, &request, &control)?
+        plan_scopes(&ws, &scopes, args.glob.as_deref(), &request, &control)?
     };
 
     let mut stdout = anstream::stdout().lock();
@@ -142,28 +173,56 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// One plan over every scope (the whole root when none): the engine takes one path at a time,
 /// so each is planned and the plans are merged, a file named twice counted once.
-fn plan_scopes(
-    ws: &Workspace,
-    scopes: &[String],
+///
+/// A `--limit` counts across the scopes in the order they were given.
+fn plan_scopes<'a>(
+    ws: &'a Workspace,
+    scopes: &'a [String],
+    glob: Option<&'a str>,
     request: &EditRequest,
     control: &Control<'_>,
 ) -> Result<EditPlan, Failure> {
+    let scope = |path: Option<&'a str>| {
+        let mut scope = Scope::root(ws);
+        if let Some(path) = path {
+            scope = scope.with_path(path);
+        }
+        if let Some(glob) = glob {
+            scope = scope.with_glob(glob);
+        }
+        scope
+    };
+    let failure = ops_failure(request.ops.len());
     if scopes.is_empty() {
-        return engine::plan_edits(&Scope::root(ws), request, control).map_err(engine_failure);
+        return engine::plan_edits(&scope(None), request, control).map_err(failure);
     }
     let mut merged = EditPlan::default();
     let mut seen = HashSet::new();
+    let mut left = request.limit;
     for path in scopes {
-        let plan = engine::plan_edits(&Scope::root(ws).with_path(path), request, control)
-            .map_err(engine_failure)?;
+        if left == Some(0) {
+            break;
+        }
+        let request = EditRequest {
+            limit: left,
+            ..request.clone()
+        };
+        let plan =
+            engine::plan_edits(&scope(Some(path.as_str())), &request, control).map_err(&failure)?;
         merged.totals.files_scanned += plan.totals.files_scanned;
         merged.totals.files_parsed += plan.totals.files_parsed;
         merged.totals.identical += plan.totals.identical;
+        let before = merged.files.len();
         merged.files.extend(
             plan.files
                 .into_iter()
                 .filter(|f| seen.insert(f.path.clone())),
         );
+        let added: usize = merged.files[before..]
+            .iter()
+            .map(|f| f.replacements.len())
+            .sum();
+        left = left.map(|n| n.saturating_sub(added));
         extend_unique(&mut merged.parse_errors, plan.parse_errors);
         extend_unique(&mut merged.warnings, plan.warnings);
         let skipped = &mut merged.skipped;
@@ -263,6 +322,16 @@ fn apply(ws: Workspace, plan: EditPlan) -> Result<(), Failure> {
 
 /// An engine error in the command line's terms: its field names become the flags.
 fn engine_failure(error: EngineError) -> Failure {
+    ops_failure(1)(error)
+}
+
+/// [`engine_failure`] for a request of `ops` pattern/rewrite pairs: with several, the flag
+/// says which pair (`--pattern #2`).
+fn ops_failure(ops: usize) -> impl Fn(EngineError) -> Failure {
+    move |error| flag_failure(error, ops)
+}
+
+fn flag_failure(error: EngineError, ops: usize) -> Failure {
     let hint = match &error {
         EngineError::Path(PathError::OutsideRoot { .. }) => {
             "; or pass --root DIR to widen the root"
@@ -270,18 +339,37 @@ fn engine_failure(error: EngineError) -> Failure {
         _ => "",
     };
     let message = error.to_string();
-    let message = [
-        ("ops[0].pat: ", "--pattern: "),
-        ("ops[0].out: ", "--rewrite: "),
-        ("lang: ", "--lang: "),
-        ("path: ", ""),
-    ]
-    .iter()
-    .find_map(|(field, flag)| {
-        message
-            .strip_prefix(field)
-            .map(|rest| format!("{flag}{rest}"))
-    })
-    .unwrap_or(message);
+    let message = op_flag(&message, ops)
+        .or_else(|| {
+            [
+                ("lang: ", "--lang: "),
+                ("limit: ", "--limit: "),
+                ("path: ", ""),
+            ]
+            .iter()
+            .find_map(|(field, flag)| {
+                message
+                    .strip_prefix(field)
+                    .map(|rest| format!("{flag}{rest}"))
+            })
+        })
+        .unwrap_or(message);
     Failure(format!("{message}{hint}"))
+}
+
+/// `ops[0].pat: …` as `--pattern: …`; with several ops, `ops[1].out: …` as `--rewrite #2: …`.
+fn op_flag(message: &str, ops: usize) -> Option<String> {
+    let rest = message.strip_prefix("ops[")?;
+    let (index, rest) = rest.split_once(']')?;
+    let index: usize = index.parse().ok()?;
+    let (flag, rest) = if let Some(rest) = rest.strip_prefix(".pat: ") {
+        ("--pattern", rest)
+    } else {
+        ("--rewrite", rest.strip_prefix(".out: ")?)
+    };
+    Some(if ops == 1 {
+        format!("{flag}: {rest}")
+    } else {
+        format!("{flag} #{}: {rest}", index + 1)
+    })
 }

@@ -78,9 +78,10 @@ ops=[{\"pat\": \"$X.unwrap()\", \"out\": \"$X?\"}], lang=\"rust\".",
 pub struct AstEdit {
     /// Rewrites applied together to each file (at least one; patterns must differ).
     pub ops: Vec<AstEditOp>,
-    /// Language of the patterns: rust, python, typescript, tsx, javascript or go. Inferred
-    /// from each file's extension when omitted.
+    /// Language of the patterns, one of [`Lang::ALL`](crate::engine::Lang::ALL) (the
+    /// languages compiled in). Inferred from each file's extension when omitted.
     #[serde(default)]
+    #[schemars(description = crate::run::lang_description("patterns"))]
     pub lang: Option<String>,
     /// A file, directory or glob under the workspace root; default the whole workspace.
     #[serde(default)]

@@ -57,9 +57,10 @@ metavariables' captured text. Read-only. Example: pat=\"$X.unwrap()\", lang=\"ru
 pub struct AstGrep {
     /// The code to find, as an ast-grep pattern: `$X` matches one node, `$$$ARGS` a list.
     pub pat: String,
-    /// Language of the pattern: rust, python, typescript, tsx, javascript or go. Inferred
-    /// from each file's extension when omitted.
+    /// Language of the pattern, one of [`Lang::ALL`](crate::engine::Lang::ALL) (the
+    /// languages compiled in). Inferred from each file's extension when omitted.
     #[serde(default)]
+    #[schemars(description = crate::run::lang_description("pattern"))]
     pub lang: Option<String>,
     /// A file, directory or glob under the workspace root; default the whole workspace.
     #[serde(default)]

@@ -41,11 +41,23 @@ pub(crate) fn scope<'a>(
     scope
 }
 
+/// The schema's description of `lang`: the compiled languages, from [`Lang::ALL`].
+pub(crate) fn lang_description(what: &str) -> String {
+    let names: Vec<&str> = Lang::ALL.iter().map(|l| l.name()).collect();
+    let list = match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    format!("Language of the {what}: {list}. Inferred from each file's extension when omitted.")
+}
+
 /// Parses the optional `lang` parameter; the error lists the supported languages.
 pub(crate) fn parse_lang(lang: Option<&str>) -> Result<Option<Lang>, ToolError> {
     lang.map(|name| {
+        // The engine's message already names the field.
         name.parse::<Lang>()
-            .map_err(|e| ToolError::new(format!("lang: {e}")))
+            .map_err(|e| ToolError::new(e.to_string()))
     })
     .transpose()
 }

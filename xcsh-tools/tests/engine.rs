@@ -85,14 +85,35 @@ fn request_errors_name_the_field_and_say_what_to_do() {
 
 #[test]
 fn unsupported_languages_list_the_supported_ones() {
-    for name in ["java", "kotlin", "c++", "html"] {
+    let list = Lang::supported_list();
+    for name in ["cobol", "c-sharp", "rustt", ""] {
         let msg = name.parse::<Lang>().unwrap_err().to_string();
         assert_eq!(
             msg,
             format!(
-                "lang: `{name}` is not a supported language; use one of: rust, python, typescript, tsx, javascript, go (or omit lang to infer it from each file's extension)"
+                "lang: `{name}` is not a supported language; use one of: {list} (or omit lang to infer it from each file's extension)"
             )
         );
+    }
+    if Lang::ALL == Lang::DEFAULT {
+        assert_eq!(list, "rust, python, typescript, tsx, javascript, go");
+    }
+    // Languages ast-grep knows but this build does not compile name the feature to enable.
+    for (name, lang, feature) in [
+        ("java", Lang::Java, "lang-java"),
+        ("kotlin", Lang::Kotlin, "lang-kotlin"),
+        ("c++", Lang::Cpp, "lang-cpp"),
+        ("html", Lang::Html, "lang-html"),
+    ] {
+        match name.parse::<Lang>() {
+            Ok(parsed) => assert_eq!(parsed, lang),
+            Err(e) => assert_eq!(
+                e.to_string(),
+                format!(
+                    "lang: `{name}` ({lang}) is not compiled into this build: enable the cargo feature `{feature}` of xcsh-tools (or `all-languages`); use one of: {list} (or omit lang to infer it from each file's extension)"
+                )
+            ),
+        }
     }
     for (name, lang) in [
         ("rs", Lang::Rust),
@@ -890,7 +911,7 @@ mod never_panics {
         /// message naming the field: never a panic.
         #[test]
         fn compiling_any_pattern_and_rewrite(pat in code(), out in code()) {
-            for lang in Lang::ALL {
+            for &lang in Lang::ALL {
                 match CompiledOps::for_edit(&[Op::new(pat.clone(), out.clone())], Some(lang)) {
                     Ok(_) => {}
                     Err(e) => prop_assert!(e.to_string().starts_with("ops[0]."), "{e}"),

@@ -1,7 +1,7 @@
 //! Oracle: the engine rewrites exactly what `ast-grep run --update-all` (CLI 0.51.1, the same
 //! engine version as our `ast-grep-core`) rewrites, byte for byte.
 //!
-//! For each case the fixture tree (`tests/fixtures/oracle`, six languages, nested and
+//! For each case the fixture tree (`tests/fixtures/oracle`, twenty languages, nested and
 //! multi-line matches, unicode, CRLF files, a syntax error, hidden and .gitignored files) is
 //! copied twice; the CLI rewrites one copy in place, the engine's plan is applied to the other
 //! through a `ChangeSet`, and the two trees must be identical. Every file the CLI changed must
@@ -91,6 +91,44 @@ const CASES: &[Case] = &[
         "if err != nil { return $$$R }",
         "if err != nil {\n\treturn $$$R // propagated\n}",
     ),
+    // The other language families: each case needs its grammar's feature
+    // (`cargo test -p xcsh-tools --features all-languages --test oracle`).
+    #[cfg(feature = "lang-java")]
+    case(
+        "java",
+        "System.out.println($A)",
+        "LOG.info(String.valueOf($A))",
+    ),
+    #[cfg(feature = "lang-kotlin")]
+    case("kt", "println($A)", "logger.info { $A }"),
+    #[cfg(feature = "lang-c")]
+    case("c", "$B = malloc($N)", "$B = xmalloc($N)"),
+    #[cfg(feature = "lang-c")]
+    case("c", "free($P);", "xfree(&$P);"),
+    #[cfg(feature = "lang-cpp")]
+    case("cpp", "NULL", "nullptr"),
+    #[cfg(feature = "lang-cpp")]
+    case("c++", "printf($$$A)", "std::printf($$$A)"),
+    #[cfg(feature = "lang-csharp")]
+    case("cs", "Console.WriteLine($A)", "logger.LogInformation($A)"),
+    #[cfg(feature = "lang-ruby")]
+    case("ruby", "puts $A", "logger.info($A)"),
+    #[cfg(feature = "lang-php")]
+    case("php", "array_key_exists($K, $A)", "isset($A[$K])"),
+    #[cfg(feature = "lang-bash")]
+    case("bash", "echo $A", "printf '%s\\n' $A"),
+    #[cfg(feature = "lang-lua")]
+    case("lua", "print($A)", "log.info($A)"),
+    #[cfg(feature = "lang-swift")]
+    case("swift", "print($A)", "logger.info($A)"),
+    #[cfg(feature = "lang-scala")]
+    case("scala", "println($A)", "logger.info($A)"),
+    #[cfg(feature = "lang-yaml")]
+    case("yml", "image: $I", "image: registry.local/$I"),
+    #[cfg(feature = "lang-html")]
+    case("html", "<b>$$$C</b>", "<strong>$$$C</strong>"),
+    #[cfg(feature = "lang-css")]
+    case("css", "color: $C;", "color: var(--fg, $C);"),
     // Language inferred per file: the same pattern in JS, TS and TSX files at once.
     Case {
         lang: None,

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use super::Lang;
 use crate::workspace::PathError;
 
 /// Why the engine refused a request or stopped.
@@ -59,13 +60,27 @@ pub enum EngineError {
         detail: String,
     },
 
-    /// The language name is not one of the compiled languages.
+    /// The language name is not one ast-grep knows.
     #[error(
-        "lang: `{given}` is not a supported language; use one of: rust, python, typescript, tsx, javascript, go (or omit lang to infer it from each file's extension)"
+        "lang: `{given}` is not a supported language; use one of: {list} (or omit lang to infer it from each file's extension)",
+        list = Lang::supported_list()
     )]
     UnsupportedLang {
         /// The name as given.
         given: String,
+    },
+
+    /// The language is one ast-grep knows, but its grammar is not compiled into this build.
+    #[error(
+        "lang: `{given}` ({lang}) is not compiled into this build: enable the cargo feature `{feature}` of xcsh-tools (or `all-languages`); use one of: {list} (or omit lang to infer it from each file's extension)",
+        feature = lang.feature(),
+        list = Lang::supported_list()
+    )]
+    LangNotCompiled {
+        /// The name as given.
+        given: String,
+        /// The language it names.
+        lang: Lang,
     },
 
     /// `limit` was 0.

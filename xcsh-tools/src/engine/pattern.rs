@@ -83,7 +83,7 @@ pub(crate) struct LangOps {
 /// ```
 pub struct CompiledOps {
     /// Indexed by `Lang as usize`; `None` where no op applies (or the language was not asked for).
-    by_lang: [Option<LangOps>; Lang::ALL.len()],
+    by_lang: [Option<LangOps>; Lang::COUNT],
     explicit: Option<Lang>,
     len: usize,
     /// `(op index, language)` pairs where an op's pattern is not valid, with inferred languages.
@@ -97,7 +97,8 @@ pub struct CompiledOps {
 impl std::fmt::Debug for CompiledOps {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let langs: Vec<Lang> = Lang::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|l| self.by_lang[*l as usize].is_some())
             .collect();
         f.debug_struct("CompiledOps")
@@ -188,19 +189,28 @@ impl CompiledOps {
             }
 
             let mut first_failure: Option<(Lang, String)> = None;
+            let mut first_rewrite_error: Option<EngineError> = None;
             let mut compiled_somewhere = false;
             for (slot, &lang) in langs.iter().enumerate() {
                 match compile_pattern(item.pat, lang) {
                     Ok(pattern) => {
                         let captures = named_metavars(&pattern);
                         let fix = match &item.out {
-                            Some((field, out)) => Some(compile_rewrite(
-                                field,
-                                &item.pat_field,
-                                out,
-                                &captures,
-                                lang,
-                            )?),
+                            Some((field, out)) => {
+                                match compile_rewrite(field, &item.pat_field, out, &captures, lang)
+                                {
+                                    Ok(fix) => Some(fix),
+                                    // Inferring, a pattern that also parses in another language
+                                    // (often as plain text, in Markdown or YAML) may capture
+                                    // nothing there: that language is simply not searched.
+                                    Err(e) if explicit.is_none() => {
+                                        inapplicable.push((index, lang));
+                                        first_rewrite_error.get_or_insert(e);
+                                        continue;
+                                    }
+                                    Err(e) => return Err(e),
+                                }
+                            }
                             None => None,
                         };
                         compiled_somewhere = true;
@@ -221,6 +231,9 @@ impl CompiledOps {
                 }
             }
             if !compiled_somewhere {
+                if let Some(e) = first_rewrite_error {
+                    return Err(e);
+                }
                 let (lang, detail) = first_failure.unwrap_or((Lang::Rust, String::new()));
                 let langs = match explicit {
                     Some(lang) => lang.name().to_owned(),
@@ -235,7 +248,7 @@ impl CompiledOps {
             }
         }
 
-        let mut by_lang: [Option<LangOps>; Lang::ALL.len()] = Default::default();
+        let mut by_lang: [Option<LangOps>; Lang::COUNT] = Default::default();
         for (lang, ops) in langs.into_iter().zip(per_lang) {
             if ops.is_empty() {
                 continue;
@@ -708,6 +721,12 @@ mod tests {
         assert!(msg.contains("Multiple AST nodes"), "{msg}");
     }
 
+    // HTML, Markdown and YAML parse any text, so with them nothing is invalid everywhere.
+    #[cfg(not(any(
+        feature = "lang-html",
+        feature = "lang-markdown",
+        feature = "lang-yaml"
+    )))]
     #[test]
     fn a_pattern_invalid_everywhere_is_refused_when_inferring() {
         let msg = err(&[("foo(", "x")], None);
@@ -715,6 +734,14 @@ mod tests {
             msg.contains("is not a valid rust (nor any other supported language) pattern"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn a_pattern_invalid_in_a_language_is_not_searched_there() {
+        if let Ok(ops) = edit(&[("foo(", "x")], None) {
+            assert!(ops.for_lang(Lang::Rust).is_none());
+            assert_eq!(ops.inapplicable_in(Lang::Rust).collect::<Vec<_>>(), [0]);
+        }
     }
 
     #[test]

@@ -32,6 +32,12 @@
 //! closes before the occurrence; when in doubt the occurrence counts. (JavaScript and
 //! TypeScript are left out: `//` can be part of a regular-expression literal.)
 //!
+//! Those rules rest on how the six original grammars lex (Rust, Go, Python, JavaScript,
+//! TypeScript, TSX). Every other language gets only what holds in any grammar ([`Rules`]):
+//! a named leaf's exact text, occurrences anywhere (no word boundaries, no comment rule), and
+//! no keywords at all, since some grammars match keywords case-insensitively (PHP's
+//! `FUNCTION`, CSS's `AND`, HTML's `<!DOCTYPE`) and a keyword's kind is then not its text.
+//!
 //! The one way ast-grep matches a keyword that is not in the text is a zero-width MISSING
 //! token that tree-sitter invents while recovering from a syntax error; a file without the
 //! keyword anywhere that still matches through one is the only thing this filter may skip.
@@ -113,13 +119,43 @@ fn collect(node: &PatternNode, lang: Lang, ts: &TSLanguage, out: &mut Vec<Litera
     }
 }
 
+/// Which of the lexical rules above hold in a language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rules {
+    /// Rust, Go, JavaScript, TypeScript, TSX: keywords, both word boundaries.
+    CLike,
+    /// Python: keywords, and the word boundary at the end only.
+    Python,
+    /// Everything else: only the exact text of named leaves, found anywhere.
+    NamedTextOnly,
+}
+
+impl Rules {
+    fn of(lang: Lang) -> Self {
+        match lang {
+            Lang::Rust | Lang::Go | Lang::JavaScript | Lang::TypeScript | Lang::Tsx => Rules::CLike,
+            Lang::Python => Rules::Python,
+            _ => Rules::NamedTextOnly,
+        }
+    }
+}
+
 fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Option<Literal> {
     if text.is_empty() {
         return None;
     }
+    if Rules::of(lang) == Rules::NamedTextOnly {
+        // A named leaf matches only a node with the same text, in any grammar.
+        return is_named.then(|| Literal {
+            text: text.to_owned(),
+            word_start: false,
+            word_end: false,
+            anywhere: true,
+        });
+    }
     let wordlike = is_ascii_word(text);
     // Python allows a number glued to a keyword (`0xfor x`, `1if c else 2`).
-    let word_start_holds = lang != Lang::Python;
+    let word_start_holds = Rules::of(lang) == Rules::CLike;
     if is_named {
         let identifier = wordlike && kind.ends_with("identifier");
         return Some(Literal {
@@ -170,7 +206,8 @@ impl LineComment {
                 marker: b"#",
                 quotes: b"\"'",
             }),
-            Lang::TypeScript | Lang::Tsx | Lang::JavaScript => None,
+            // `//` may start a regular-expression literal; other languages: not judged.
+            _ => None,
         }
     }
 
@@ -382,6 +419,46 @@ mod tests {
         let js = filter("foo($A)", Lang::JavaScript);
         assert!(js.may_match(b"const r = /[//]/; foo(1);\n"));
         assert!(js.may_match(b"// foo(1)\n"));
+    }
+
+    #[cfg(feature = "lang-php")]
+    #[test]
+    fn php_needs_only_named_text_found_anywhere() {
+        // `$` belongs to the variable; its name is the literal, with no word boundary.
+        assert_eq!(
+            lits("$total = count($X)", Lang::Php),
+            [
+                ("total".to_owned(), false, false),
+                ("count".to_owned(), false, false)
+            ]
+        );
+        let f = filter("$total = count($X)", Lang::Php);
+        assert!(f.may_match(b"<?php $total = count($items);"));
+        assert!(f.may_match(b"<?php $total=count($items); // x"));
+        // Keywords are case-insensitive in PHP: none is required beyond the CLI's own
+        // fixed string (which the CLI requires too).
+        assert_eq!(texts("function $F() { $$$B }", Lang::Php), ["function"]);
+    }
+
+    #[cfg(feature = "lang-css")]
+    #[test]
+    fn css_literals_have_no_word_boundaries() {
+        assert_eq!(
+            lits("color: $C;", Lang::Css),
+            [("color".to_owned(), false, false)]
+        );
+        let f = filter("color: $C;", Lang::Css);
+        assert!(f.may_match(b"a{color:red}"));
+        assert!(f.may_match(b"/* x */ a { color: red }"));
+    }
+
+    #[cfg(feature = "lang-bash")]
+    #[test]
+    fn bash_words_are_found_anywhere() {
+        let f = filter("echo $A", Lang::Bash);
+        assert!(f.may_match(b"x=1;echo $x"));
+        assert!(f.may_match(b"# comment\necho \"$x\"\n"));
+        assert!(!f.may_match(b"printf '%s' x"));
     }
 
     #[test]

@@ -21,7 +21,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use ignore::types::TypesBuilder;
 use ignore::{WalkBuilder, WalkState};
 use serde::Serialize;
 
@@ -301,7 +300,7 @@ struct Shared<'a> {
     too_many: AtomicBool,
     cancelled: AtomicBool,
     /// Languages of scanned files, to warn about ops not valid in one of them.
-    langs_seen: [AtomicBool; Lang::ALL.len()],
+    langs_seen: [AtomicBool; Lang::COUNT],
 }
 
 enum SkipReason {
@@ -529,7 +528,7 @@ pub(crate) fn walk(
                 .follow_links(false)
                 .threads(thread_count(opts));
             if let Some(lang) = ops.lang() {
-                builder.types(file_types(lang)?);
+                builder.types(lang.file_types());
             }
             builder.build_parallel().run(|| {
                 let shared = &shared;
@@ -561,7 +560,7 @@ pub(crate) fn walk(
         .unwrap_or_else(|p| p.into_inner());
     skipped.sort();
     let mut warnings = Vec::new();
-    for lang in Lang::ALL {
+    for &lang in Lang::ALL {
         if !shared.langs_seen[lang as usize].load(Ordering::Relaxed) {
             continue;
         }
@@ -582,20 +581,4 @@ pub(crate) fn walk(
         files_parsed: shared.parsed.load(Ordering::Relaxed),
         warnings,
     })
-}
-
-/// The file-type filter the CLI uses with `-l`: the language's extensions.
-fn file_types(lang: Lang) -> Result<ignore::types::Types, EngineError> {
-    let walk_err = |e: ignore::Error| EngineError::Walk {
-        path: PathBuf::new(),
-        detail: e.to_string(),
-    };
-    let mut builder = TypesBuilder::new();
-    for ext in lang.extensions() {
-        builder
-            .add(lang.name(), &format!("*.{ext}"))
-            .map_err(walk_err)?;
-    }
-    builder.select(lang.name());
-    builder.build().map_err(walk_err)
 }
