@@ -224,11 +224,12 @@ impl Workspace {
             });
         }
         // An apply a crash interrupted here is finished or undone before anything reads the
-        // tree. One stat when there is none; skipped while an apply is running.
+        // tree. One stat when there is none; skipped while an apply is running (in this
+        // process or another), which recovers the root first itself.
         if crate::changeset::apply_recover::has_state(&canonical) {
-            match crate::changeset::recover(&canonical) {
-                Ok(_) | Err(crate::changeset::RecoveryError::Busy { .. }) => {}
-                Err(source) => return Err(WorkspaceError::InterruptedApply { source }),
+            match crate::changeset::apply_recover::recover_unless_busy(&canonical) {
+                None | Some(Ok(_) | Err(crate::changeset::RecoveryError::Busy { .. })) => {}
+                Some(Err(source)) => return Err(WorkspaceError::InterruptedApply { source }),
             }
         }
         Ok(Self {

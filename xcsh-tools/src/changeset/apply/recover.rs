@@ -145,9 +145,30 @@ pub enum RecoveryError {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn recover(root: impl AsRef<Path>) -> Result<RecoveryReport, RecoveryError> {
-    let root = fs::canonicalize(root.as_ref()).map_err(|source| RecoveryError::Io {
+    // One apply or recovery at a time in this process, as the file lock does across
+    // processes: a recovery that took the lock between an apply's turn and its lock would
+    // make that apply fail as "busy".
+    let _one_at_a_time = super::APPLYING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    recover_serialised(root.as_ref())
+}
+
+/// [`recover`] unless an apply or a recovery is running in this process, which recovers the
+/// root first itself: what opening a workspace does, so that it never waits for an apply.
+pub(crate) fn recover_unless_busy(root: &Path) -> Option<Result<RecoveryReport, RecoveryError>> {
+    let _one_at_a_time = match super::APPLYING.try_lock() {
+        Ok(guard) => guard,
+        Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return None,
+    };
+    Some(recover_serialised(root))
+}
+
+fn recover_serialised(root: &Path) -> Result<RecoveryReport, RecoveryError> {
+    let root = fs::canonicalize(root).map_err(|source| RecoveryError::Io {
         step: "open the workspace root".to_owned(),
-        path: root.as_ref().to_path_buf(),
+        path: root.to_path_buf(),
         source,
     })?;
     // Nothing of an apply here: nothing to do, and nothing written.
