@@ -142,7 +142,15 @@ fn names(root: &Path) -> Vec<PathBuf> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in fs::read_dir(dir).expect("read_dir") {
             let path = entry.expect("entry").path();
-            out.push(path.strip_prefix(root).expect("under root").to_path_buf());
+            let rel = path.strip_prefix(root).expect("under root").to_path_buf();
+            // The undo record the apply keeps is xcsh's state, not the tree; a journal or
+            // lock left in `.xcsh` still shows.
+            if rel.starts_with(".xcsh/undo") || rel == Path::new(".xcsh/.gitignore") {
+                continue;
+            }
+            if rel != Path::new(".xcsh") {
+                out.push(rel);
+            }
             if fs::symlink_metadata(&path).expect("lstat").is_dir() {
                 walk(root, &path, out);
             }

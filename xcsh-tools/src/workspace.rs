@@ -5,6 +5,7 @@
 //! and refuses any path whose final location is outside the root. Nothing outside the root is
 //! ever read or written by the built-in tools.
 
+use crate::changeset::UndoLimits;
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -41,6 +42,7 @@ const MAX_SYMLINK_HOPS: usize = 40;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Workspace {
     root: Arc<Path>,
+    undo: UndoLimits,
 }
 
 /// Why a directory cannot be used as a workspace root.
@@ -234,7 +236,35 @@ impl Workspace {
         }
         Ok(Self {
             root: Arc::from(canonical),
+            undo: UndoLimits::default(),
         })
+    }
+
+    /// Sets how many applies in this workspace keep their inverse for
+    /// [`Undo`](crate::changeset::Undo) (default: [`UndoLimits::default`]).
+    ///
+    /// ```
+    /// use xcsh_tools::changeset::{ChangeSet, Undo, UndoLimits};
+    /// use xcsh_tools::workspace::Workspace;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let ws = Workspace::new(dir.path())?.with_undo(UndoLimits::off());
+    /// let mut cs = ChangeSet::new(ws.clone());
+    /// cs.create("a.txt", "a")?;
+    /// let report = cs.apply()?;
+    /// assert_eq!(report.undo, None);
+    /// assert!(Undo::last(&ws)?.is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_undo(mut self, limits: UndoLimits) -> Self {
+        self.undo = limits;
+        self
+    }
+
+    /// How many applies keep their inverse.
+    pub fn undo_limits(&self) -> UndoLimits {
+        self.undo
     }
 
     /// The canonical root.

@@ -35,7 +35,14 @@ fn mode_of(meta: &fs::Metadata) -> u32 {
     u32::from(meta.permissions().readonly())
 }
 
-/// Everything under `root` (links not followed), by root-relative path.
+/// The undo records a successful apply keeps (and the `.gitignore` keeping `.xcsh` out of
+/// version control): xcsh's kept state, not part of the tree an apply changes. The journal
+/// and lock stay in view. tests/undo.rs covers the records.
+fn kept_state(rel: &Path) -> bool {
+    rel.starts_with(".xcsh/undo") || rel == Path::new(".xcsh/.gitignore")
+}
+
+/// Everything under `root` (links not followed), by root-relative path, but [`kept_state`].
 fn snapshot(root: &Path) -> Tree {
     fn walk(root: &Path, dir: &Path, out: &mut Tree) {
         let mut entries: Vec<_> = fs::read_dir(dir)
@@ -45,9 +52,15 @@ fn snapshot(root: &Path) -> Tree {
         entries.sort();
         for path in entries {
             let rel = path.strip_prefix(root).expect("under root").to_path_buf();
+            if kept_state(&rel) {
+                continue;
+            }
             let meta = fs::symlink_metadata(&path).expect("lstat");
             if meta.file_type().is_symlink() {
                 out.insert(rel, Node::Link(fs::read_link(&path).expect("readlink")));
+            } else if rel == Path::new(".xcsh") {
+                // Seen only through the journal and lock inside it.
+                walk(root, &path, out);
             } else if meta.is_dir() {
                 out.insert(
                     rel,

@@ -64,6 +64,7 @@ mod error;
 mod fault;
 mod fingerprint;
 mod splice;
+mod undo;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -79,6 +80,7 @@ pub use error::{ApplyError, Attention, ChangeSetError, StaleFile, StaleReason};
 pub use fault::FaultPlan;
 pub use fingerprint::Fingerprint;
 pub use splice::Splice;
+pub use undo::{Undo, UndoEntry, UndoError, UndoLimits};
 
 use crate::workspace::{Entry, Workspace};
 use splice::Splices;
@@ -115,6 +117,8 @@ pub struct ChangeSet {
     claimed: HashMap<PathBuf, usize>,
     /// Directories that do not exist yet and an operation will create, to its index.
     needed_dirs: HashMap<PathBuf, usize>,
+    /// The undo record this change set reverts, when an [`Undo`] made it.
+    undoes: Option<u64>,
 }
 
 /// New content, shared so that cloning a change set does not copy it.
@@ -189,6 +193,7 @@ impl ChangeSet {
             ops: Vec::new(),
             claimed: HashMap::new(),
             needed_dirs: HashMap::new(),
+            undoes: None,
         }
     }
 

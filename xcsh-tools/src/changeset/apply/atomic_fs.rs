@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Renames `from` to `to`, failing with `AlreadyExists` instead of replacing anything at
 /// `to` (a file that appeared after the stale check must not be clobbered).
-pub(super) fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
         use rustix::fs::{CWD, RenameFlags, renameat_with};
@@ -32,7 +32,7 @@ pub(super) fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
 }
 
 /// Makes the entries of `dir` durable (renames and creations in it).
-pub(super) fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
         match File::open(dir).and_then(|d| d.sync_all()) {

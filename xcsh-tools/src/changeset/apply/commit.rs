@@ -10,6 +10,7 @@ use super::durable::State;
 use super::journal::Stop;
 use super::stale::{Snap, read_for_splicing};
 use super::{ApplyReport, Run, parent_of};
+use crate::changeset::undo::store as undo_store;
 use crate::changeset::{ApplyError, NewContent, Op, StaleFile, StaleReason};
 
 impl Run<'_> {
@@ -151,9 +152,30 @@ impl Run<'_> {
         }
     }
 
-    /// After a successful commit: remove backups and report.
+    /// After a successful commit: keep the undo record (or drop the one this apply reverts),
+    /// remove backups and report.
     pub(super) fn finish(mut self) -> Result<ApplyReport, ApplyError> {
         let mut report = ApplyReport::default();
+        // While the backups (the originals) still exist. The apply is done whatever happens
+        // here: a record that cannot be kept is reported, not an error.
+        let root = self.cs.ws.root();
+        match self.cs.undoes {
+            Some(id) => {
+                if let Err(e) = undo_store::forget(root, id) {
+                    report.undo_not_kept = Some(format!(
+                        "the undo record #{id} this apply reverted could not be removed ({e}); the next undo will find it already undone"
+                    ));
+                }
+            }
+            None => match undo_store::keep(
+                root,
+                &self.journal(State::Committed),
+                self.cs.ws.undo_limits(),
+            ) {
+                Ok(id) => report.undo = Some(id),
+                Err(why) => report.undo_not_kept = Some(why),
+            },
+        }
         for (i, op) in self.cs.ops.iter().enumerate() {
             match op {
                 Op::Modify { content, .. } => {

@@ -57,6 +57,10 @@ pub(crate) struct Journal {
     /// Empty while prepared.
     pub(crate) ops: Vec<JOp>,
     pub(crate) stages: Vec<JStage>,
+    /// The undo record this apply reverts (an [`Undo`](crate::changeset::Undo)): once it is
+    /// done the record goes, and no record of the apply itself is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) undoes: Option<u64>,
 }
 
 /// One operation, root-relative paths encoded with [`enc`].
@@ -117,6 +121,11 @@ impl From<Fingerprint> for JFp {
 }
 
 impl JFp {
+    /// The content's length.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
     /// `None` if the hash is not 32 hex digits.
     pub(crate) fn fingerprint(&self) -> Option<Fingerprint> {
         if self.hash.len() != 32 {

@@ -78,7 +78,7 @@ impl RootLock {
             if !same_file(&file, &path) {
                 continue;
             }
-            let me = format!("pid {} on host {}\n", std::process::id(), host());
+            let me = format!("{}\n", this_process());
             file.set_len(0)
                 .and_then(|()| file.rewind())
                 .and_then(|()| file.write_all(me.as_bytes()))
@@ -130,6 +130,11 @@ fn same_file(file: &File, path: &Path) -> bool {
 #[cfg(not(unix))]
 fn same_file(_: &File, path: &Path) -> bool {
     path.exists()
+}
+
+/// How the lock file names its holder: `pid N on host H`.
+pub(crate) fn this_process() -> String {
+    format!("pid {} on host {}", std::process::id(), host())
 }
 
 fn host() -> String {

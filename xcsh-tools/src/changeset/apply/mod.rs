@@ -18,11 +18,11 @@ use super::fault::FaultPlan;
 use super::{ApplyError, ChangeSet};
 
 mod artifacts;
-mod atomic_fs;
+pub(crate) mod atomic_fs;
 mod commit;
-mod durable;
+pub(crate) mod durable;
 mod journal;
-mod lock;
+pub(crate) mod lock;
 mod record;
 pub(crate) mod recover;
 mod rollback;
@@ -63,6 +63,12 @@ pub struct ApplyReport {
     /// They hold originals nobody needs any more and may be deleted;
     /// [`is_temp_artifact`](crate::workspace::is_temp_artifact) recognises them.
     pub leftovers: Vec<PathBuf>,
+    /// The id of the undo record this apply kept ([`Undo`](super::Undo) reverts it), or
+    /// `None`: see [`undo_not_kept`](Self::undo_not_kept).
+    pub undo: Option<u64>,
+    /// Why no undo record was kept (limits turned off or exceeded, a write that failed), or
+    /// why the record an undo reverted could not be removed.
+    pub undo_not_kept: Option<String>,
 }
 
 impl fmt::Display for ApplyReport {
@@ -104,6 +110,36 @@ impl fmt::Display for ApplyReport {
 /// pass the check, and the second would silently overwrite the first. Applies by other
 /// processes are not covered: the stale check narrows that window, it cannot close it.
 static APPLYING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The root the apply holding [`APPLYING`] works in, so that a recovery of that root called
+/// meanwhile (from another thread, or from inside the apply) is told it is busy rather than
+/// waiting for the apply, or for itself.
+static APPLYING_ROOT: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+/// Names the root of the running apply in [`APPLYING_ROOT`] while it lives.
+struct ApplyingRoot;
+
+impl ApplyingRoot {
+    fn enter(root: &Path) -> Self {
+        *lock_ignoring_poison(&APPLYING_ROOT) = Some(root.to_path_buf());
+        ApplyingRoot
+    }
+}
+
+impl Drop for ApplyingRoot {
+    fn drop(&mut self) {
+        *lock_ignoring_poison(&APPLYING_ROOT) = None;
+    }
+}
+
+/// Whether the apply running in this process works in `root`.
+pub(crate) fn applying_in(root: &Path) -> bool {
+    lock_ignoring_poison(&APPLYING_ROOT).as_deref() == Some(root)
+}
+
+fn lock_ignoring_poison<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 impl ChangeSet {
     /// Applies every operation, or none. Blocking: from async code run it in
@@ -175,10 +211,9 @@ impl ChangeSet {
         if self.ops.is_empty() {
             return Ok(ApplyReport::default());
         }
-        let _one_at_a_time = APPLYING
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _one_at_a_time = lock_ignoring_poison(&APPLYING);
         let root = self.ws.root();
+        let _named = ApplyingRoot::enter(root);
         let lock = RootLock::acquire(root).map_err(|e| match e {
             LockError::Held { lock, holder } => ApplyError::Busy { lock, holder },
             LockError::Io { path, source } => ApplyError::Failed {

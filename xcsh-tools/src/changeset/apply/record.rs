@@ -9,7 +9,7 @@ use super::{Run, parent_of};
 use crate::changeset::Op;
 
 impl Run<'_> {
-    fn journal(&self, state: State) -> Journal {
+    pub(super) fn journal(&self, state: State) -> Journal {
         let root = self.cs.ws.root();
         let e = |p: &Path| enc(root, p);
         let mut paths = Vec::new();
@@ -90,6 +90,7 @@ impl Run<'_> {
             paths,
             ops,
             stages,
+            undoes: self.cs.undoes,
         }
     }
 

@@ -145,23 +145,34 @@ pub enum RecoveryError {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn recover(root: impl AsRef<Path>) -> Result<RecoveryReport, RecoveryError> {
-    // One apply or recovery at a time in this process, as the file lock does across
-    // processes: a recovery that took the lock between an apply's turn and its lock would
-    // make that apply fail as "busy".
-    let _one_at_a_time = super::APPLYING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    recover_serialised(root.as_ref())
+    let root = root.as_ref();
+    // An apply of this process in this root: busy, as the file lock would tell another
+    // process (waiting could be waiting for itself, when called from inside the apply).
+    if let Ok(canonical) = fs::canonicalize(root)
+        && super::applying_in(&canonical)
+    {
+        return Err(RecoveryError::Busy {
+            lock: canonical
+                .join(super::lock::STATE_DIR)
+                .join(super::lock::LOCK_FILE),
+            holder: super::lock::this_process(),
+        });
+    }
+    // Otherwise one apply or recovery at a time in this process, as the file lock does
+    // across processes: a recovery that took the lock between an apply's turn and its lock
+    // would make that apply fail as "busy".
+    let _one_at_a_time = super::lock_ignoring_poison(&super::APPLYING);
+    recover_serialised(root)
 }
 
-/// [`recover`] unless an apply or a recovery is running in this process, which recovers the
-/// root first itself: what opening a workspace does, so that it never waits for an apply.
+/// [`recover`] unless an apply in this process works in `root` (`root` is canonical), which
+/// recovers the root first itself: what opening a workspace does, so that it never waits for
+/// an apply of its own root nor takes that apply's lock. An apply elsewhere is waited for.
 pub(crate) fn recover_unless_busy(root: &Path) -> Option<Result<RecoveryReport, RecoveryError>> {
-    let _one_at_a_time = match super::APPLYING.try_lock() {
-        Ok(guard) => guard,
-        Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => return None,
-    };
+    if super::applying_in(root) {
+        return None;
+    }
+    let _one_at_a_time = super::lock_ignoring_poison(&super::APPLYING);
     Some(recover_serialised(root))
 }
 
@@ -256,6 +267,22 @@ pub(crate) fn recover_locked(root: &Path) -> Result<RecoveryReport, RecoveryErro
         State::Committed => match plan.forward_todo() {
             Ok(todo) => {
                 plan.forward(&todo)?;
+                // As the apply would have on finishing, while its backups still exist: keep
+                // its undo record (with the default limits: recovery does not know the
+                // workspace's; the next apply evicts by its own), or drop the record it
+                // reverted. Best effort: the files are what recovery is for.
+                match journal.undoes {
+                    Some(id) => {
+                        let _ = crate::changeset::undo::store::forget(root, id);
+                    }
+                    None => {
+                        let _ = crate::changeset::undo::store::keep(
+                            root,
+                            &journal,
+                            crate::changeset::UndoLimits::default(),
+                        );
+                    }
+                }
                 Recovered::RolledForward { files }
             }
             Err(conflicts) => match plan.backward_todo() {
@@ -507,14 +534,28 @@ impl Plan {
                 continue;
             }
             match &self.ops[i] {
-                Op::Modify { target, temp, .. } => {
+                Op::Modify {
+                    target,
+                    temp,
+                    backup,
+                    ..
+                } => {
+                    // Keep the original as the apply would have (for its undo record); a
+                    // filesystem without hard links just keeps none.
+                    if fs::symlink_metadata(backup).is_err() {
+                        let _ = fs::hard_link(target, backup);
+                    }
                     fs::rename(temp, target).map_err(io_err("replace", target))?
                 }
                 Op::Create { temp, dest, .. } => {
                     rename_noreplace(temp, dest).map_err(io_err("create", dest))?
                 }
-                Op::Delete { target, .. } => {
-                    fs::remove_file(target).map_err(io_err("delete", target))?
+                Op::Delete { target, backup, .. } => {
+                    // Moved to its backup name, as the apply deletes: kept for the undo
+                    // record, removed with the other artifacts.
+                    if rename_noreplace(target, backup).is_err() {
+                        fs::remove_file(target).map_err(io_err("delete", target))?
+                    }
                 }
                 Op::Rename { from, to, .. } => {
                     rename_noreplace(from, to).map_err(io_err("rename", from))?
