@@ -16,7 +16,7 @@
 //! | [`session`] | sessions, registries, call options, extensions, progress |
 //! | [`tool`] | the tool traits, results, errors, suites and schemas |
 //! | [`dialect`] | provider dialects: definitions, schema lowering, argument restoring |
-//! | [`tools`] | the built-in `ast_edit` and `ast_grep` (feature `tools`) |
+//! | [`tools`] | the built-in `ast_edit`, `ast_grep` and `undo` (feature `tools`) |
 //! | [`changeset`] | stale-safe, all-or-nothing multi-file edits (feature `tools`) |
 //! | [`mcp`] | serving tools over the Model Context Protocol (feature `mcp`) |
 //! | `testing` | fault injection and dialect validators for tests (feature `testing`) |
@@ -107,14 +107,14 @@ pub mod dialect {
     };
 }
 
-/// The built-in tools: `ast_edit` and `ast_grep`, the ast-grep engine they share, and the
-/// workspace confinement they rely on.
+/// The built-in tools: `ast_edit`, `ast_grep` and `undo`, the ast-grep engine they share, and
+/// the workspace confinement they rely on.
 #[cfg(feature = "tools")]
 pub mod tools {
     #[doc(inline)]
     pub use xcsh_tools::{
-        AST_EDIT, AST_GREP, AstEdit, AstEditOp, AstGrep, AstToolsConfig, builtin_suite,
-        preview_notes, render_matches, render_preview, summary,
+        AST_EDIT, AST_GREP, AstEdit, AstEditOp, AstGrep, AstToolsConfig, UNDO, UndoLast,
+        builtin_suite, preview_notes, render_matches, render_preview, summary,
     };
     #[doc(inline)]
     pub use xcsh_tools::{engine, workspace};
@@ -122,13 +122,14 @@ pub mod tools {
 
 /// Stale-safe, all-or-nothing multi-file edits: what `ast_edit` applies, and what any tool
 /// can use for its own preview and apply; [`recover`](changeset::recover) finishes or undoes
-/// an apply a crash interrupted.
+/// an apply a crash interrupted; [`Undo`](changeset::Undo) reverts the most recent apply.
 #[cfg(feature = "tools")]
 pub mod changeset {
     #[doc(inline)]
     pub use xcsh_tools::changeset::{
         ApplyError, ApplyReport, Attention, ChangeSet, ChangeSetError, Fingerprint, Recovered,
-        RecoveryError, RecoveryReport, Splice, StaleFile, StaleReason, recover,
+        RecoveryError, RecoveryReport, Splice, StaleFile, StaleReason, Undo, UndoEntry, UndoError,
+        UndoLimits, recover,
     };
 }
 

@@ -99,6 +99,105 @@ fn ast_edit_with_yes_applies_and_exits_0() {
     );
 }
 
+// ---------------------------------------------------------------------------------------
+// undo
+
+#[test]
+fn undo_reverts_the_last_apply_byte_for_byte_and_then_has_nothing_to_undo() {
+    let dir = workspace();
+    let output = run(&mut ast_edit(dir.path(), &["--yes"]), "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
+
+    let undo = |extra: &[&str]| {
+        run(
+            xcsh()
+                .args(["undo", "--root", dir.path().to_str().unwrap()])
+                .args(extra),
+            "y\n",
+        )
+    };
+    let listed = undo(&["--list"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    assert!(
+        stdout(&listed).starts_with("apply #1 (2 files, "),
+        "{}",
+        stdout(&listed)
+    );
+
+    // Without a terminal or --yes: the diff, and nothing written.
+    let preview = undo(&[]);
+    assert_eq!(preview.status.code(), Some(1), "{}", stderr(&preview));
+    let out = stdout(&preview);
+    assert!(out.starts_with("Revert apply #1 (2 files, "), "{out}");
+    assert!(out.contains("-    let a = f()?;\n"), "{out}");
+    assert!(out.contains("+    let a = f().unwrap();\n"), "{out}");
+    assert!(stderr(&preview).contains("Re-run with --yes to apply"));
+    assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
+
+    let reverted = undo(&["--yes"]);
+    assert_eq!(reverted.status.code(), Some(0), "{}", stderr(&reverted));
+    let bytes = 2 * UNWRAPS.len();
+    assert!(
+        stdout(&reverted).ends_with(&format!(
+            "Reverted apply #1: 2 files modified, {bytes} bytes written.\n"
+        )),
+        "{}",
+        stdout(&reverted)
+    );
+    assert_eq!(read(dir.path(), "src/load.rs"), UNWRAPS);
+    assert_eq!(read(dir.path(), "src/other.rs"), UNWRAPS);
+
+    let again = undo(&["--yes"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert!(stdout(&again).starts_with("Nothing to undo: no applied change is kept in `"));
+}
+
+#[test]
+fn undo_refuses_naming_a_file_changed_since_the_apply_and_writes_nothing() {
+    let dir = workspace();
+    assert_eq!(
+        run(&mut ast_edit(dir.path(), &["--yes"]), "").status.code(),
+        Some(0)
+    );
+    std::fs::write(dir.path().join("src/other.rs"), "// edited by hand\n").unwrap();
+    let output = run(
+        xcsh().args(["undo", "--yes", "--root", dir.path().to_str().unwrap()]),
+        "",
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.contains(
+            "cannot undo apply #1: a file changed since it was applied: `src/other.rs` (modified)"
+        ),
+        "{err}"
+    );
+    assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
+    assert_eq!(read(dir.path(), "src/other.rs"), "// edited by hand\n");
+}
+
+#[test]
+fn undo_keep_zero_keeps_no_record() {
+    let dir = workspace();
+    let output = run(
+        &mut ast_edit(dir.path(), &["--yes", "--undo-keep", "0"]),
+        "",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = run(
+        xcsh().args(["undo", "--yes", "--root", dir.path().to_str().unwrap()]),
+        "",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).starts_with("Nothing to undo"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
+}
+
 #[test]
 fn ast_edit_without_a_terminal_previews_only_and_exits_1() {
     let dir = workspace();
@@ -387,7 +486,7 @@ fn definitions(args: &[&str]) -> Vec<Value> {
 fn tools_prints_valid_definitions_for_every_dialect() {
     for dialect in Dialect::ALL {
         let defs = definitions(&["--dialect", dialect.as_str()]);
-        assert_eq!(defs.len(), 3, "{dialect}: {defs:?}");
+        assert_eq!(defs.len(), 4, "{dialect}: {defs:?}");
         for def in &defs {
             assert_eq!(
                 validate::tool_definition(dialect, def),
@@ -396,7 +495,7 @@ fn tools_prints_valid_definitions_for_every_dialect() {
             );
         }
         let text = serde_json::to_string(&defs).unwrap();
-        for name in ["ast_grep", "ast_edit", "resolve"] {
+        for name in ["ast_grep", "ast_edit", "undo", "resolve"] {
             assert!(text.contains(&format!("\"{name}\"")), "{dialect}: {text}");
         }
     }
@@ -406,8 +505,8 @@ fn tools_prints_valid_definitions_for_every_dialect() {
         "mcp is the default"
     );
     let mcp = definitions(&[]);
-    assert_eq!(mcp[2]["name"], "resolve");
-    assert_eq!(mcp[2]["annotations"]["destructiveHint"], true);
+    assert_eq!(mcp[3]["name"], "resolve");
+    assert_eq!(mcp[3]["annotations"]["destructiveHint"], true);
     assert_eq!(mcp[1]["annotations"]["readOnlyHint"], true);
 }
 
@@ -613,7 +712,7 @@ fn demo_shows_the_whole_flow_from_any_directory() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let out = stdout(&output);
     let milestones = [
-        "Tools offered: ast_grep, ast_edit, resolve",
+        "Tools offered: ast_grep, ast_edit, undo, resolve",
         "web/api.ts:13:5: console.log(\"usage request failed\", response.status)",
         "AST Edit preview: 4 replacements in 1 file",
         "+    let text = fs::read_to_string(path)?;",

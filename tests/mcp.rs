@@ -119,7 +119,14 @@ async fn a_client_previews_sees_the_stack_and_applies() {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         names,
-        ["ast_grep", "ast_edit", "count", "wait_forever", "resolve"]
+        [
+            "ast_grep",
+            "ast_edit",
+            "undo",
+            "count",
+            "wait_forever",
+            "resolve"
+        ]
     );
     let ast_edit = &tools[1];
     assert_eq!(ast_edit.title.as_deref(), Some("AST Edit"));

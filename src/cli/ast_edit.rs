@@ -4,7 +4,7 @@
 //! Exit codes: 0 applied or nothing to do, 1 declined or preview only, 2 error.
 
 use std::collections::HashSet;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
@@ -14,7 +14,7 @@ use xcsh::tools::workspace::{PathError, Workspace};
 use xcsh::tools::{preview_notes, render_preview, summary};
 
 use super::progress::StderrProgress;
-use super::{Failure, root, style};
+use super::{Failure, confirm, root, style, undo};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -36,6 +36,8 @@ pub(crate) struct Args {
     /// Apply without asking.
     #[arg(short = 'y', long)]
     yes: bool,
+    #[command(flatten)]
+    undo: undo::UndoArgs,
     /// The directory edits are confined to (default: the current directory).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -52,12 +54,11 @@ fn lang_help() -> String {
     )
 }
 
-/// Exit code of a preview that was not applied (declined, or no terminal to ask on).
-const NOT_APPLIED: u8 = 1;
-
 pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     let root = root::workspace_root(args.root.as_deref())?;
-    let ws = Workspace::new(&root).map_err(|e| Failure(format!("--root: {e}")))?;
+    let ws = Workspace::new(&root)
+        .map_err(|e| Failure(format!("--root: {e}")))?
+        .with_undo(args.undo.limits());
     let lang = args
         .lang
         .as_deref()
@@ -109,18 +110,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     drop(stdout);
 
     let what = summary(plan.totals.replacements, plan.files.len());
-    let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    if !args.yes {
-        if !interactive {
-            eprintln!(
-                "Preview only: nothing was written, since there is no terminal to ask on. Re-run with --yes to apply."
-            );
-            return Ok(ExitCode::from(NOT_APPLIED));
-        }
-        if !confirm(&format!("Apply {what}? [y/N] "))? {
-            eprintln!("Not applied; nothing was written.");
-            return Ok(ExitCode::from(NOT_APPLIED));
-        }
+    if !confirm::go_ahead(args.yes, &format!("Apply {what}? [y/N] "))? {
+        return Ok(ExitCode::from(confirm::NOT_APPLIED));
     }
 
     apply(ws, plan)?;
@@ -289,22 +280,6 @@ fn count(n: usize, noun: &str) -> String {
     } else {
         format!("{n} {noun}s")
     }
-}
-
-/// Asks on stderr, reads one line from stdin: only `y` or `yes` agree.
-fn confirm(question: &str) -> Result<bool, Failure> {
-    let mut stderr = anstream::stderr().lock();
-    let _ = write!(stderr, "{}{question}{:#}", style::FILE, style::FILE);
-    let _ = stderr.flush();
-    let mut answer = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| Failure(format!("cannot read the answer from stdin: {e}")))?;
-    Ok(matches!(
-        answer.trim().to_ascii_lowercase().as_str(),
-        "y" | "yes"
-    ))
 }
 
 /// Writes exactly the previewed contents, all or nothing, refusing files changed since: the

@@ -2,6 +2,7 @@
 
 mod approval;
 mod ast_edit;
+mod confirm;
 mod demo;
 mod logging;
 mod progress;
@@ -11,6 +12,7 @@ mod serve;
 mod session;
 mod style;
 mod tools;
+mod undo;
 
 use std::fmt;
 use std::process::ExitCode;
@@ -48,6 +50,11 @@ enum Command {
         after_help = "Prints what it found and did: \"rolled forward N files\", \"rolled back N files\" or \"nothing to do\". Exit code 0, or 2 if the journal is unusable or files changed since the crash (nothing is written then)."
     )]
     Recover(recover::Args),
+    /// Revert the most recent apply in a workspace: a diff, then written on confirmation.
+    #[command(
+        after_help = "Every apply (ast-edit, resolve apply over serve or session, an earlier undo excepted) keeps its inverse in <root>/.xcsh/undo, the last --undo-keep of them. Exit codes: 0 reverted or nothing to undo, 1 declined or preview only, 2 error (a file changed since the apply: it is named and nothing is written)."
+    )]
+    Undo(undo::Args),
 }
 
 impl Command {
@@ -59,6 +66,7 @@ impl Command {
             Command::AstEdit(_) => "ast-edit",
             Command::Demo(_) => "demo",
             Command::Recover(_) => "recover",
+            Command::Undo(_) => "undo",
         }
     }
 }
@@ -94,6 +102,7 @@ pub(crate) fn main() -> ExitCode {
         Command::AstEdit(args) => ast_edit::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Recover(args) => recover::run(args),
+        Command::Undo(args) => undo::run(args),
     };
     match outcome {
         Ok(code) => code,

@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use xcsh::changeset::UndoLimits;
 use xcsh::session::{Registry, SessionBuilder};
-use xcsh::tools::builtin_suite;
+use xcsh::tools::{AstToolsConfig, builtin_suite};
 
 use super::Failure;
 
@@ -49,15 +50,17 @@ pub(crate) fn workspace_root_unrecovered(root: Option<&Path>) -> Result<PathBuf,
     Ok(canonical)
 }
 
-/// The built-in suite (`ast_grep`, `ast_edit`, and `resolve`) rooted at `root`.
+/// The built-in suite (`ast_grep`, `ast_edit`, `undo` and `resolve`) rooted at `root`.
 pub(crate) fn builtin_registry(root: &Path) -> Result<Arc<Registry>, Failure> {
-    build(builtin_builder(root))
+    build(builtin_builder(root, UndoLimits::default()))
 }
 
-/// A builder with the built-in suite rooted at `root`, to configure further.
-pub(crate) fn builtin_builder(root: &Path) -> SessionBuilder {
+/// A builder with the built-in suite rooted at `root`, its applies keeping undo records
+/// within `undo`, to configure further.
+pub(crate) fn builtin_builder(root: &Path, undo: UndoLimits) -> SessionBuilder {
     xcsh::Session::builder()
         .suite(builtin_suite())
+        .extension(AstToolsConfig::default().with_undo_limits(undo))
         .workspace_root(root)
 }
 

@@ -21,19 +21,22 @@ pub(crate) struct Args {
     http: Option<std::net::SocketAddr>,
     #[command(flatten)]
     approval: approval::ApprovalArgs,
+    #[command(flatten)]
+    undo: super::undo::UndoArgs,
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     let root = root::workspace_root(args.root.as_deref())?;
-    // MCP elicitation is not supported yet: under `human` (or a rule that says ask) there is
-    // no one to ask, and `resolve` refuses to apply, saying how to proceed.
+    // Under `human` (or a rule that says ask) each connection asks its client's user by MCP
+    // elicitation; a client without that capability gets a `resolve` that refuses to apply,
+    // saying how to proceed.
     let registry = root::build(
         args.approval
-            .configure(root::builtin_builder(&root), None)?,
+            .configure(root::builtin_builder(&root, args.undo.limits()), None)?,
     )?;
     if args.approval.may_ask() {
         eprintln!(
-            "xcsh serve: --approval {}: this server cannot ask a person (MCP elicitation is not supported yet); an apply that needs a person's approval is refused and stays pending",
+            "xcsh serve: --approval {}: a change that needs a person's approval is asked of the client's user by MCP elicitation; a client without that capability gets a refusal, and the change stays pending",
             args.approval.policy_text()
         );
     }

@@ -32,6 +32,8 @@ pub(crate) struct Args {
     pretty: bool,
     #[command(flatten)]
     approval: approval::ApprovalArgs,
+    #[command(flatten)]
+    undo: super::undo::UndoArgs,
 }
 
 /// One line of the script.
@@ -54,9 +56,10 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     } else {
         TerminalApprover::new()
     };
-    let builder = args
-        .approval
-        .configure(root::builtin_builder(&root), Some(approval::with(approver)))?;
+    let builder = args.approval.configure(
+        root::builtin_builder(&root, args.undo.limits()),
+        Some(approval::with(approver)),
+    )?;
     let session = root::build(builder)?.session();
     let input: Box<dyn BufRead> = match &args.file {
         Some(path) => Box::new(BufReader::new(File::open(path).map_err(|e| {

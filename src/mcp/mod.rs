@@ -46,6 +46,7 @@
 //! # }
 //! ```
 
+mod elicitation;
 mod http;
 mod list_changed;
 mod listing;
@@ -53,7 +54,7 @@ mod progress;
 mod results;
 
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
@@ -67,6 +68,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
+use xcsh_core::approval::ApprovalPolicy;
 use xcsh_core::{CallOptions, Content, Dialect, PendingEvent, Registry, Session};
 
 /// The rmcp crate this module is built on, for naming its types (transports, models).
@@ -92,7 +94,7 @@ description lists them.";
 ///     .unwrap();
 /// let first = McpServer::new(registry);
 /// let second = first.connection(); // another client: same tools, its own pending stack
-/// assert_eq!(first.tool_names(), ["ast_grep", "ast_edit", "resolve"]);
+/// assert_eq!(first.tool_names(), ["ast_grep", "ast_edit", "undo", "resolve"]);
 /// assert_ne!(first.session().id(), second.session().id());
 /// ```
 pub struct McpServer {
@@ -103,6 +105,8 @@ pub struct McpServer {
     /// forwarder's start is missed; taken by the `initialize` lifecycle's forwarder.
     stack_events: Mutex<Option<broadcast::Receiver<PendingEvent>>>,
     forwarder: Mutex<Option<AbortHandle>>,
+    /// The client, once it has spoken: whom the session's elicitation approver asks.
+    client: Arc<OnceLock<rmcp::Peer<RoleServer>>>,
 }
 
 impl McpServer {
@@ -128,14 +132,29 @@ impl McpServer {
     /// let server = McpServer::with_session(session.clone());
     /// assert_eq!(server.session().id(), session.id());
     /// ```
+    ///
+    /// Under an approval policy that may ask a person (`human`, or rules), a session without
+    /// an approver of its own asks the client's user by MCP elicitation; a client that did
+    /// not declare that capability gets a `resolve` that refuses to apply and says how to
+    /// proceed.
     pub fn with_session(session: Session) -> Self {
         let stack_events = session.pending().subscribe();
+        let client = Arc::new(OnceLock::new());
+        let asks = !matches!(session.approval_policy(), ApprovalPolicy::Model);
+        let session = if asks && !session.has_approver() {
+            session.with_approver(elicitation::ElicitationApprover {
+                peer: Arc::clone(&client),
+            })
+        } else {
+            session
+        };
         McpServer {
             session,
             identity: Implementation::new("xcsh", env!("CARGO_PKG_VERSION")),
             instructions: Some(INSTRUCTIONS.to_owned()),
             stack_events: Mutex::new(Some(stack_events)),
             forwarder: Mutex::new(None),
+            client,
         }
     }
 
@@ -322,6 +341,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.client.get_or_init(|| context.peer.clone());
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let mut options = CallOptions {
             call_id: Some(format!("mcp-{}", context.id)),
@@ -350,6 +370,7 @@ impl ServerHandler for McpServer {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // The `initialize` lifecycle: the client accepts list_changed whenever the server
         // declared `listChanged`, so changes go straight to it.
+        self.client.get_or_init(|| context.peer.clone());
         self.start_forwarder(context.peer);
     }
 

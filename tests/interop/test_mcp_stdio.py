@@ -8,7 +8,9 @@ Two connections, one per protocol lifecycle the SDK speaks:
   `notifications/tools/list_changed`, the pending stack in `resolve`'s description, the apply
   through `resolve`, and progress notifications;
 * the high-level `mcp.Client` (2026-07-28, no handshake): a preview seen through a
-  `subscriptions/listen` stream, then discarded.
+  `subscriptions/listen` stream, then discarded;
+* `xcsh serve --approval human` with a `ClientSession` whose user answers elicitation
+  requests (cancel, a malformed yes, accept, decline), and one without the capability.
 
 Plain Python and asyncio, no test runner needed:
 
@@ -101,7 +103,7 @@ async def handshake_session(binary: Path) -> None:
 
                 async def listing() -> None:
                     tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-                    assert list(tools) == ["ast_grep", "ast_edit", "resolve"], list(tools)
+                    assert list(tools) == ["ast_grep", "ast_edit", "undo", "resolve"], list(tools)
                     for tool in tools.values():
                         assert isinstance(tool.input_schema, dict), tool
                         assert tool.input_schema.get("type") == "object", tool.input_schema
@@ -211,7 +213,7 @@ async def modern_client(binary: Path) -> None:
 
             async def list_and_error() -> None:
                 tools = [tool.name for tool in (await client.list_tools()).tools]
-                assert tools == ["ast_grep", "ast_edit", "resolve"], tools
+                assert tools == ["ast_grep", "ast_edit", "undo", "resolve"], tools
                 result = await client.call_tool("resolve", {"action": "discard", "reason": "x"})
                 assert result.is_error is True and text_of(result) == NOTHING_PENDING, result
 
@@ -238,6 +240,102 @@ async def modern_client(binary: Path) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def human_server(binary: Path, root: Path) -> StdioServerParameters:
+    params = server(binary, root)
+    params.args = [*params.args, "--approval", "human"]
+    return params
+
+
+async def elicitation_approvals(binary: Path) -> None:
+    """`xcsh serve --approval human`: the client's user decides through elicitation."""
+    root = scratch_workspace()
+    config = root / "src" / "config.rs"
+    original = config.read_text()
+    answers: list[types.ElicitResult] = []
+    asked: list[types.ElicitRequestParams] = []
+
+    async def user(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return answers.pop(0)
+
+    apply = {"action": "apply", "reason": "safer error handling"}
+    try:
+        async with stdio_client(human_server(binary, root)) as (read, write):
+            async with ClientSession(read, write, elicitation_callback=user) as session:
+                await session.initialize()
+
+                async def preview() -> str:
+                    result = await session.call_tool("ast_edit", UNWRAP_EDIT)
+                    assert result.is_error is not True, text_of(result)
+                    return text_of(result)
+
+                async def cancel_keeps_it_pending() -> None:
+                    await preview()
+                    answers.append(types.ElicitResult(action="cancel"))
+                    result = await session.call_tool("resolve", apply)
+                    assert result.is_error is True, result
+                    assert "the person gave no answer" in text_of(result), text_of(result)
+                    assert config.read_text() == original
+                    message = asked[-1].message
+                    assert "AST Edit:" in message and "Reason: safer error handling" in message, message
+                    schema = asked[-1].requested_schema
+                    assert schema["required"] == ["approve"], schema
+                    tools = await session.list_tools()
+                    resolve = next(t for t in tools.tools if t.name == "resolve")
+                    assert "AST Edit:" in (resolve.description or ""), resolve.description
+
+                await check("elicitation: cancel leaves the action on top, nothing written", cancel_keeps_it_pending)
+
+                async def wrong_shape_is_not_a_yes() -> None:
+                    answers.append(types.ElicitResult(action="accept", content={"approve": "yes"}))
+                    result = await session.call_tool("resolve", apply)
+                    assert result.is_error is True, result
+                    assert config.read_text() == original
+
+                await check("elicitation: an answer of the wrong shape is no decision", wrong_shape_is_not_a_yes)
+
+                async def accept_writes_the_preview() -> None:
+                    answers.append(types.ElicitResult(action="accept", content={"approve": True}))
+                    result = await session.call_tool("resolve", apply)
+                    assert result.is_error is not True, text_of(result)
+                    assert text_of(result).startswith("Applied "), text_of(result)
+                    now = config.read_text()
+                    assert now != original and ".unwrap()" not in now, now
+
+                await check("elicitation: accept writes the previewed bytes", accept_writes_the_preview)
+
+                async def decline_discards() -> None:
+                    config.write_text(original)
+                    await preview()
+                    answers.append(types.ElicitResult(action="decline"))
+                    result = await session.call_tool("resolve", apply)
+                    assert result.is_error is True, result
+                    assert "The person declined to apply" in text_of(result), text_of(result)
+                    assert config.read_text() == original
+                    nothing = await session.call_tool("resolve", {"action": "discard", "reason": "check"})
+                    assert text_of(nothing) == NOTHING_PENDING, text_of(nothing)
+
+                await check("elicitation: decline writes nothing and tells the model", decline_discards)
+
+        config.write_text(original)
+        async with stdio_client(human_server(binary, root)) as (read, write):
+            async with ClientSession(read, write) as session:  # no elicitation capability
+                await session.initialize()
+
+                async def refused_without_capability() -> None:
+                    await session.call_tool("ast_edit", UNWRAP_EDIT)
+                    result = await session.call_tool("resolve", apply)
+                    assert result.is_error is True, result
+                    text = text_of(result)
+                    assert "did not declare the elicitation capability" in text, text
+                    assert "discard" in text, text
+                    assert config.read_text() == original
+
+                await check("elicitation: a client without the capability gets a refusal", refused_without_capability)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 async def main() -> int:
     default = os.environ.get("XCSH_BIN") or str(REPO / "target" / "debug" / "xcsh")
     binary = Path(sys.argv[1] if len(sys.argv) > 1 else default)
@@ -246,6 +344,7 @@ async def main() -> int:
         return 2
     await handshake_session(binary)
     await modern_client(binary)
+    await elicitation_approvals(binary)
     print(f"{len(passed)} passed, {len(failed)} failed")
     return 1 if failed else 0
 

@@ -327,12 +327,19 @@ async fn approval_gate(
         .as_ref()
         .map(|r| format!(" (rule `{r}`)"))
         .unwrap_or_default();
-    let Some(approver) = &config.approver else {
+    // Nobody to ask: held, saying why and how to proceed.
+    let nobody = |why: &str, note: &mut Note| {
         note.decided_by = "nobody".into();
-        return Gate::Hold(format!(
-            "this session's approval policy (`{}`{asked_by}) needs a person to approve the change, and there is no one to ask here (no approver: the client offers no way to ask, such as MCP elicitation). Nothing was written. To proceed, the user must approve outside this conversation (for example by running the server with `--approval model`, or with a rules file that allows this change), or call `resolve` with action \"discard\".",
+        Gate::Hold(format!(
+            "this session's approval policy (`{}`{asked_by}) needs a person to approve the change, and there is no one to ask: {why}. Nothing was written. To proceed, the user must approve outside this conversation (for example by running the server with `--approval model`, or with a rules file that allows this change), or call `resolve` with action \"discard\".",
             config.policy.name()
-        ));
+        ))
+    };
+    let Some(approver) = &config.approver else {
+        return nobody(
+            "no approver (the client offers no way to ask, such as MCP elicitation)",
+            note,
+        );
     };
     let request = ApprovalRequest {
         summary: summary.clone(),
@@ -365,6 +372,10 @@ async fn approval_gate(
                 AgentToolResult::failure(ErrorKind::Declined, text),
                 "declined",
             )
+        }
+        ApprovalAnswer::Unavailable { why } => {
+            note.answer = Some("unavailable");
+            nobody(&why, note)
         }
         ApprovalAnswer::Cancel => {
             note.answer = Some("cancel");

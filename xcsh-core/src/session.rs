@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::approval::AuditSink;
+use crate::approval::{ApprovalConfig, ApprovalPolicy, Approver, AuditSink};
 use crate::bounds::{MAX_ARGUMENT_DEPTH, dismantle, nests_deeper_than, shorten_error_texts};
 use crate::context::{CallId, ProgressSink, RESOLVE_REMINDER, Reminders, ToolContext};
 use crate::dialect::{Dialect, Provider, restore_arguments};
@@ -63,6 +63,9 @@ pub struct Session {
     store: Arc<PendingActionStore>,
     reminders: Arc<Reminders>,
     uncancelled: CancellationToken,
+    /// The registry's approval settings, or this session's own approver
+    /// ([`with_approver`](Self::with_approver)).
+    approval: Option<Arc<ApprovalConfig>>,
 }
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
@@ -90,11 +93,59 @@ impl Session {
         }
         Session {
             id,
+            approval: registry.approval.clone(),
             registry,
             store: Arc::new(store),
             reminders: Arc::default(),
             uncancelled: CancellationToken::new(),
         }
+    }
+
+    /// This session with its own [`Approver`] (sharing its pending stack and reminders):
+    /// for a person reachable only through this conversation, such as an MCP client asked by
+    /// elicitation. The policy stays the registry's; under [`ApprovalPolicy::Model`] no one
+    /// is asked.
+    ///
+    /// ```
+    /// use xcsh_core::Session;
+    /// use xcsh_core::approval::{ApprovalPolicy, ChannelApprover};
+    ///
+    /// let registry = Session::builder().approval(ApprovalPolicy::Human).build_registry().unwrap();
+    /// let (approver, _prompts) = ChannelApprover::new(1);
+    /// let session = registry.session().with_approver(approver);
+    /// assert!(session.has_approver());
+    /// assert!(!registry.session().has_approver());
+    /// ```
+    ///
+    /// [`ApprovalPolicy::Model`]: crate::approval::ApprovalPolicy::Model
+    #[must_use]
+    pub fn with_approver(mut self, approver: impl Approver) -> Self {
+        let policy = self
+            .approval
+            .as_ref()
+            .map(|config| config.policy.clone())
+            .unwrap_or_default();
+        self.approval = Some(Arc::new(ApprovalConfig {
+            policy,
+            approver: Some(Arc::new(approver)),
+        }));
+        self
+    }
+
+    /// Whether someone can be asked to approve an apply: an approver given to the registry
+    /// or to this session.
+    pub fn has_approver(&self) -> bool {
+        self.approval
+            .as_ref()
+            .is_some_and(|config| config.approver.is_some())
+    }
+
+    /// The approval policy `resolve` applies under.
+    pub fn approval_policy(&self) -> ApprovalPolicy {
+        self.approval
+            .as_ref()
+            .map(|config| config.policy.clone())
+            .unwrap_or_default()
     }
 
     /// This session's id.
@@ -247,7 +298,7 @@ impl Session {
             pending: Some(Arc::clone(&self.store)),
             reminders: Arc::clone(&self.reminders),
             extensions: Arc::clone(&self.registry.extensions),
-            approval: self.registry.approval.clone(),
+            approval: self.approval.clone(),
         };
 
         let span = tracing::debug_span!("tool_call", tool = name);

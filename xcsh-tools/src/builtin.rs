@@ -2,16 +2,19 @@
 
 use xcsh_core::ToolSuite;
 
-use crate::{AstEdit, AstGrep};
+use crate::{AstEdit, AstGrep, UndoLast};
 
-/// `ast_grep` and `ast_edit`. `resolve` comes with the session, since `ast_edit` pushes
-/// pending actions. Their limits are the session's [`AstToolsConfig`](crate::AstToolsConfig)
-/// (the default when it registers none).
+/// `ast_grep`, `ast_edit` and `undo`. `resolve` comes with the session, since `ast_edit` and
+/// `undo` push pending actions. Their limits are the session's
+/// [`AstToolsConfig`](crate::AstToolsConfig) (the default when it registers none).
 ///
 /// ```
 /// let session = xcsh_core::Session::builder().suite(xcsh_tools::builtin_suite()).build().unwrap();
-/// assert_eq!(session.tool_names(), ["ast_grep", "ast_edit", "resolve"]);
+/// assert_eq!(session.tool_names(), ["ast_grep", "ast_edit", "undo", "resolve"]);
 /// ```
 pub fn builtin_suite() -> ToolSuite {
-    ToolSuite::new().with::<AstGrep>().with::<AstEdit>()
+    ToolSuite::new()
+        .with::<AstGrep>()
+        .with::<AstEdit>()
+        .with::<UndoLast>()
 }

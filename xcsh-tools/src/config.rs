@@ -1,6 +1,7 @@
 //! [`AstToolsConfig`]: the limits `ast_grep` and `ast_edit` work within, shared through the
 //! session.
 
+use crate::changeset::UndoLimits;
 use crate::engine::WalkOptions;
 
 /// How many characters of diff text an `ast_edit` preview shows the model before
@@ -43,6 +44,7 @@ const DEFAULT_MAX_PREVIEW_CHARS: usize = 60_000;
 pub struct AstToolsConfig {
     walk: WalkOptions,
     max_preview_chars: usize,
+    undo: UndoLimits,
 }
 
 impl Default for AstToolsConfig {
@@ -50,6 +52,7 @@ impl Default for AstToolsConfig {
         AstToolsConfig {
             walk: WalkOptions::default(),
             max_preview_chars: DEFAULT_MAX_PREVIEW_CHARS,
+            undo: UndoLimits::default(),
         }
     }
 }
@@ -68,6 +71,19 @@ impl AstToolsConfig {
     pub fn with_max_preview_chars(mut self, chars: usize) -> Self {
         self.max_preview_chars = chars;
         self
+    }
+
+    /// Sets how many applies through `resolve` keep their inverse for the `undo` tool
+    /// (default [`UndoLimits::default`]: the last 10, within 64 MiB of originals).
+    #[must_use]
+    pub fn with_undo_limits(mut self, limits: UndoLimits) -> Self {
+        self.undo = limits;
+        self
+    }
+
+    /// How many applies keep their inverse.
+    pub fn undo_limits(&self) -> UndoLimits {
+        self.undo
     }
 
     /// The walk's limits.

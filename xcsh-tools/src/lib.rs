@@ -1,4 +1,4 @@
-//! Built-in tools for xcsh: `ast_edit`, `ast_grep`, and the stale-safe [`ChangeSet`].
+//! Built-in tools for xcsh: `ast_edit`, `ast_grep`, `undo`, and the stale-safe [`ChangeSet`].
 
 mod ast_edit;
 mod ast_grep;
@@ -7,12 +7,14 @@ pub mod changeset;
 mod config;
 pub mod engine;
 mod run;
+mod undo;
 pub mod workspace;
 
 pub use ast_edit::{AST_EDIT, AstEdit, AstEditOp, preview_notes, render_preview, summary};
 pub use ast_grep::{AST_GREP, AstGrep, render_matches};
 pub use builtin::builtin_suite;
 pub use config::AstToolsConfig;
+pub use undo::{UNDO, UndoLast};
 
 pub use changeset::{ApplyError, ApplyReport, ChangeSet, ChangeSetError, Fingerprint};
 pub use workspace::{PathError, Workspace, WorkspaceError, is_temp_artifact};

@@ -197,13 +197,14 @@ fn fresh_copy() -> tempfile::TempDir {
     dir
 }
 
-/// Every file under `dir` (outside `.git`), root-relative, with its bytes.
+/// Every file under `dir` (outside `.git`, and `.xcsh`: the undo record an apply keeps),
+/// root-relative, with its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
         for entry in std::fs::read_dir(dir).expect("read dir") {
             let entry = entry.expect("entry");
             let path = entry.path();
-            if entry.file_name() == ".git" {
+            if entry.file_name() == ".git" || entry.file_name() == ".xcsh" {
                 continue;
             }
             if entry.file_type().expect("file type").is_dir() {

@@ -382,3 +382,96 @@ fn an_apply_finished_by_recovery_is_undoable_too() {
     undo.apply().expect("undo");
     assert_eq!(tree(dir.path()), before);
 }
+
+// ---------------------------------------------------------------------------------------
+// The `undo` tool, through a session as `xcsh serve` builds it.
+
+mod common;
+
+#[tokio::test]
+async fn the_undo_tool_previews_then_resolve_apply_reverts_byte_for_byte() {
+    let (dir, _) = fixture();
+    let before = tree(dir.path());
+    let session = common::session(dir.path());
+    let apply = serde_json::json!({"action": "apply", "reason": "test"});
+
+    let nothing = session.call("undo", serde_json::json!({})).await;
+    assert!(!nothing.is_error);
+    assert_eq!(
+        nothing.text_content(),
+        "Nothing to undo: no applied change is kept in this workspace (the last 10 applied changes are kept; an undo removes the one it reverts)."
+    );
+    assert!(session.pending().is_empty());
+
+    let edit = serde_json::json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"});
+    session.call("ast_edit", edit).await;
+    let applied = session.call("resolve", apply.clone()).await;
+    assert_eq!(applied.text_content(), "Applied 1 replacement in 1 file.");
+    let edited = tree(dir.path());
+
+    let preview = session.call("undo", serde_json::json!({})).await;
+    let text = preview.text_content();
+    assert!(!preview.is_error, "{text}");
+    assert!(
+        text.starts_with("Undo preview: revert apply #1 (1 file, "),
+        "{text}"
+    );
+    assert!(
+        text.contains("-fn a() { x? }\n+fn a() { x.unwrap() }\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("Nothing is written yet. Call `resolve` with action \"apply\" to revert this change, or \"discard\" to keep it."), "{text}");
+    assert_eq!(tree(dir.path()), edited, "a preview writes nothing");
+    assert!(
+        session
+            .pending()
+            .peek()
+            .expect("pending")
+            .label
+            .starts_with("Undo: revert apply #1 (1 file, ")
+    );
+
+    let reverted = session.call("resolve", apply).await;
+    assert!(
+        reverted
+            .text_content()
+            .starts_with("Reverted apply #1: 1 file modified"),
+        "{}",
+        reverted.text_content()
+    );
+    assert_eq!(tree(dir.path()), before);
+}
+
+#[tokio::test]
+async fn the_undo_tool_names_a_changed_file_with_a_stale_kind() {
+    let (dir, _) = fixture();
+    let session = common::session(dir.path());
+    let edit = serde_json::json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"});
+    session.call("ast_edit", edit).await;
+    session
+        .call(
+            "resolve",
+            serde_json::json!({"action": "apply", "reason": "t"}),
+        )
+        .await;
+    fs::write(dir.path().join("src/a.rs"), "// mine now\n").expect("write");
+
+    let refused = session.call("undo", serde_json::json!({})).await;
+    assert!(refused.is_error);
+    assert!(
+        refused.text_content().starts_with(
+            "cannot undo apply #1: a file changed since it was applied: `src/a.rs` (modified)"
+        ),
+        "{}",
+        refused.text_content()
+    );
+    assert!(matches!(
+        refused.error_kind(),
+        Some(xcsh_core::ErrorKind::Stale { files }) if files == &["src/a.rs"]
+    ));
+    assert!(session.pending().is_empty());
+    assert_eq!(
+        fs::read_to_string(dir.path().join("src/a.rs")).expect("read"),
+        "// mine now\n"
+    );
+}

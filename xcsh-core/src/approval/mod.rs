@@ -196,6 +196,7 @@ impl ApprovalRequest {
 
 /// A person's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ApprovalAnswer {
     /// Apply. Carries the digest of the effect the person saw; an apply whose effect has
     /// another digest is refused.
@@ -210,6 +211,13 @@ pub enum ApprovalAnswer {
     },
     /// No decision (closed, timed out, cancelled): the action stays pending.
     Cancel,
+    /// Nobody can be asked through this approver (an MCP client that did not declare the
+    /// elicitation capability, say): the action stays pending, and the model is told why
+    /// and how to proceed.
+    Unavailable {
+        /// Why, completing "there is no one to ask: …".
+        why: String,
+    },
 }
 
 impl ApprovalAnswer {
@@ -225,8 +233,9 @@ impl ApprovalAnswer {
 /// ([`SessionBuilder::approver`](crate::SessionBuilder::approver)); xcsh ships
 /// [`ChannelApprover`] (for GUIs) and [`TerminalApprover`].
 ///
-/// An approver that cannot reach anyone answers [`ApprovalAnswer::Cancel`]: the action stays
-/// pending, and nothing is written without an explicit accept.
+/// An approver that cannot reach anyone answers [`ApprovalAnswer::Unavailable`] (or
+/// [`ApprovalAnswer::Cancel`]): the action stays pending, and nothing is written without an
+/// explicit accept.
 pub trait Approver: Send + Sync + 'static {
     /// Asks about one action.
     fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer>;
