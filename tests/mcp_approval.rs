@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientInfo, ElicitRequestParams,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
     ElicitResult, ElicitationAction, Implementation, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RunningService};
@@ -114,9 +114,9 @@ impl ClientHandler for ScriptedUser {
             .expect("a scripted answer"))
     }
 
-    fn get_info(&self) -> ClientInfo {
+    fn get_info(&self) -> ClientConfig {
         // The `initialize` lifecycle: 2026-07-28 forbids server-to-client requests.
-        ClientInfo::new(
+        ClientConfig::new(
             ClientCapabilities::builder().enable_elicitation().build(),
             Implementation::new("scripted-user", "1"),
         )
