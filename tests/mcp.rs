@@ -141,7 +141,7 @@ async fn a_client_previews_sees_the_stack_and_applies() {
         (hints.read_only_hint, hints.destructive_hint),
         (Some(true), Some(false))
     );
-    let resolve = tools[4].annotations.as_ref().unwrap();
+    let resolve = tools[5].annotations.as_ref().unwrap();
     assert_eq!(resolve.destructive_hint, Some(true));
 
     let preview = call(
@@ -175,7 +175,7 @@ async fn a_client_previews_sees_the_stack_and_applies() {
         "tools/list_changed after the push"
     );
     let tools = client.peer().list_tools(None).await.unwrap().tools;
-    let description = tools[4].description.as_deref().unwrap();
+    let description = tools[5].description.as_deref().unwrap();
     assert!(
         description.contains("#1 AST Edit: 1 replacement in 1 file (from ast_edit)"),
         "{description}"
@@ -460,7 +460,7 @@ fn serve_writes_only_protocol_to_stdout() {
     assert_eq!(init["result"]["serverInfo"]["name"], "xcsh");
     assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true);
     let list = lines.iter().find(|m| m["id"] == 2).unwrap();
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 4);
     let call = lines.iter().find(|m| m["id"] == 3).unwrap();
     assert_eq!(call["result"]["isError"], true, "{call}");
     assert_eq!(

@@ -6,13 +6,8 @@ use std::sync::{Arc, LazyLock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use std::panic::AssertUnwindSafe;
-
-use futures_util::FutureExt;
-
-use crate::approval::{
-    ApprovalAnswer, ApprovalConfig, ApprovalPolicy, ApprovalRequest, Decision, EffectFacts,
-};
+use crate::approval::gate::{Gate, Note, ResolveAudit, approval_gate};
+use crate::approval::{ApprovalConfig, ApprovalPolicy, EffectFacts};
 use crate::context::{STORE_UNAVAILABLE, ToolContext};
 use crate::error::{ErrorKind, ToolError};
 use crate::pending::PendingEntry;
@@ -213,179 +208,6 @@ pub(crate) enum Caller<'a> {
     Model(&'a ApprovalConfig),
 }
 
-/// How an apply was let through, or why not, for the result and the audit log.
-struct Note {
-    policy: &'static str,
-    decided_by: String,
-    rule: Option<String>,
-    decision: Option<Decision>,
-    answer: Option<&'static str>,
-}
-
-impl Note {
-    fn json(&self, effect_digest: &str) -> Value {
-        json!({
-            "policy": self.policy,
-            "decidedBy": self.decided_by,
-            "rule": self.rule,
-            "decision": self.decision.map(Decision::as_str),
-            "answer": self.answer,
-            "effectDigest": effect_digest,
-        })
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn audit_resolve(
-    store: &PendingActionStore,
-    summary: &PendingSummary,
-    action: ResolveAction,
-    reason: &str,
-    effect_digest: &str,
-    note: &Note,
-    outcome: &str,
-    files: Option<(&[String], &[Option<String>])>,
-) {
-    let Some(audit) = store.audit() else { return };
-    let mut line = json!({
-        "event": "resolve",
-        "session": &*audit.session,
-        "id": summary.id,
-        "tool": summary.source_tool_name,
-        "label": summary.label,
-        "action": action.as_str(),
-        "reason": reason,
-        "decidedBy": note.decided_by,
-        "policy": note.policy,
-        "rule": note.rule,
-        "decision": note.decision.map(Decision::as_str),
-        "answer": note.answer,
-        "outcome": outcome,
-        "effectDigest": effect_digest,
-    });
-    if let Some((paths, before)) = files {
-        let after = audit.hashes(paths);
-        line["files"] = paths
-            .iter()
-            .zip(before)
-            .zip(after)
-            .map(|((path, before), after)| json!({"path": path, "before": before, "after": after}))
-            .collect();
-    }
-    audit.log.record(line);
-}
-
-/// What the approval policy says about an apply the model asked for.
-enum Gate {
-    /// Apply.
-    Go,
-    /// Apply if the effect still has this digest (a person accepted it).
-    Accepted(String),
-    /// Discard, with this result (declined or denied).
-    Drop(AgentToolResult, &'static str),
-    /// Leave it pending: why, and how to proceed.
-    Hold(String),
-}
-
-async fn approval_gate(
-    config: &ApprovalConfig,
-    summary: &PendingSummary,
-    reason: &str,
-    effect_digest: &str,
-    note: &mut Note,
-) -> Gate {
-    let rule = match &config.policy {
-        ApprovalPolicy::Model => return Gate::Go,
-        ApprovalPolicy::Human => None,
-        ApprovalPolicy::Rules(policy) => {
-            let decided = policy.decide(&EffectFacts::of(summary));
-            note.decision = Some(decided.decision);
-            note.rule = Some(decided.rule.clone());
-            match decided.decision {
-                Decision::Allow => {
-                    note.decided_by = format!("rule:{}", decided.rule);
-                    return Gate::Go;
-                }
-                Decision::Deny => {
-                    note.decided_by = format!("rule:{}", decided.rule);
-                    return Gate::Drop(
-                        AgentToolResult::failure(
-                            ErrorKind::Denied,
-                            format!(
-                                "Denied by rule `{}` of the approval policy: `{}` was not applied, nothing was written, and the action was discarded. Do not retry the same change: tell the user, or make a change the policy allows.",
-                                decided.rule, summary.label
-                            ),
-                        ),
-                        "denied",
-                    );
-                }
-                Decision::Ask => Some(decided.rule),
-            }
-        }
-    };
-    let asked_by = rule
-        .as_ref()
-        .map(|r| format!(" (rule `{r}`)"))
-        .unwrap_or_default();
-    // Nobody to ask: held, saying why and how to proceed.
-    let nobody = |why: &str, note: &mut Note| {
-        note.decided_by = "nobody".into();
-        Gate::Hold(format!(
-            "this session's approval policy (`{}`{asked_by}) needs a person to approve the change, and there is no one to ask: {why}. Nothing was written. To proceed, the user must approve outside this conversation (for example by running the server with `--approval model`, or with a rules file that allows this change), or call `resolve` with action \"discard\".",
-            config.policy.name()
-        ))
-    };
-    let Some(approver) = &config.approver else {
-        return nobody(
-            "no approver (the client offers no way to ask, such as MCP elicitation)",
-            note,
-        );
-    };
-    let request = ApprovalRequest {
-        summary: summary.clone(),
-        reason: reason.to_owned(),
-        effect_digest: effect_digest.to_owned(),
-        rule,
-    };
-    let answer = AssertUnwindSafe(approver.ask(&request))
-        .catch_unwind()
-        .await
-        .unwrap_or(ApprovalAnswer::Cancel);
-    note.decided_by = "person".into();
-    match answer {
-        ApprovalAnswer::Accept {
-            effect_digest: approved,
-        } => {
-            note.answer = Some("accept");
-            Gate::Accepted(approved)
-        }
-        ApprovalAnswer::Decline { message } => {
-            note.answer = Some("decline");
-            let mut text = format!(
-                "The person declined to apply `{}`: nothing was written, and the action was discarded.",
-                summary.label
-            );
-            if let Some(words) = message.as_deref().map(str::trim).filter(|w| !w.is_empty()) {
-                text.push_str(&format!("\nThey said: {words}"));
-            }
-            Gate::Drop(
-                AgentToolResult::failure(ErrorKind::Declined, text),
-                "declined",
-            )
-        }
-        ApprovalAnswer::Unavailable { why } => {
-            note.answer = Some("unavailable");
-            nobody(&why, note)
-        }
-        ApprovalAnswer::Cancel => {
-            note.answer = Some("cancel");
-            Gate::Hold(
-                "the person gave no answer (the approval was cancelled). Nothing was written. Call `resolve` with action \"apply\" to ask again, or \"discard\" it.".into(),
-            )
-        }
-    }
-}
-
 pub(crate) async fn resolve_as(
     store: &PendingActionStore,
     action: ResolveAction,
@@ -404,6 +226,13 @@ pub(crate) async fn resolve_as(
         entry: Some(entry),
     };
     let mut details = resolve_details(action, reason, &summary);
+    let audit = ResolveAudit {
+        store,
+        summary: &summary,
+        action,
+        reason,
+        effect_digest: &effect_digest,
+    };
     let mut note = Note {
         policy: "model",
         decided_by: match caller {
@@ -445,16 +274,7 @@ pub(crate) async fn resolve_as(
                         .push(Content::text(format!("The discard hook failed: {cause}")));
                 }
                 result.details = Some(Value::Object(details));
-                audit_resolve(
-                    store,
-                    &summary,
-                    action,
-                    reason,
-                    &effect_digest,
-                    &note,
-                    outcome,
-                    None,
-                );
+                audit.record(&note, outcome, None);
                 return Ok(Resolution {
                     action: ResolveAction::Discard,
                     reason: reason.to_owned(),
@@ -464,16 +284,7 @@ pub(crate) async fn resolve_as(
             }
             Gate::Hold(message) => {
                 taken.put_back();
-                audit_resolve(
-                    store,
-                    &summary,
-                    action,
-                    reason,
-                    &effect_digest,
-                    &note,
-                    "pending",
-                    None,
-                );
+                audit.record(&note, "pending", None);
                 return Err(ResolveError::NotApproved {
                     approval: note.json(&effect_digest),
                     summary,
@@ -511,30 +322,12 @@ pub(crate) async fn resolve_as(
                     };
                     result.content.push(Content::text(by));
                 }
-                audit_resolve(
-                    store,
-                    &summary,
-                    action,
-                    reason,
-                    &effect_digest,
-                    &note,
-                    "applied",
-                    files_ref,
-                );
+                audit.record(&note, "applied", files_ref);
                 result
             }
             Err(cause) => {
                 taken.put_back();
-                audit_resolve(
-                    store,
-                    &summary,
-                    action,
-                    reason,
-                    &effect_digest,
-                    &note,
-                    "failed",
-                    files_ref,
-                );
+                audit.record(&note, "failed", files_ref);
                 return Err(ResolveError::ApplyFailed {
                     summary,
                     reason: reason.to_owned(),
@@ -545,16 +338,7 @@ pub(crate) async fn resolve_as(
         ResolveAction::Discard => {
             let outcome = taken.entry_mut().reject(reason).await;
             taken.consume();
-            audit_resolve(
-                store,
-                &summary,
-                action,
-                reason,
-                &effect_digest,
-                &note,
-                "discarded",
-                None,
-            );
+            audit.record(&note, "discarded", None);
             let default =
                 || AgentToolResult::text(format!("Discarded: {}. Reason: {reason}", summary.label));
             match outcome {

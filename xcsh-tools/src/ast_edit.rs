@@ -257,7 +257,9 @@ pub fn preview_notes(plan: &EditPlan) -> Vec<String> {
     apply,
     label = "AST Edit: {}", summary(self.replacements, self.files),
     source = AstEdit,
-    details = details
+    details = details,
+    // The details show each replacement shortened; the approval binds the exact bytes.
+    effect_digest_fn = digest
 )]
 struct AstEditAction {
     replacements: usize,
@@ -268,6 +270,11 @@ struct AstEditAction {
 }
 
 impl AstEditAction {
+    /// Paths, the fingerprints of what was previewed, and every edit: what is written.
+    fn digest(&self) -> String {
+        self.changes.effect_digest()
+    }
+
     async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
         let changes = self.changes.clone();
         tokio::task::spawn_blocking(move || changes.apply())

@@ -118,12 +118,22 @@ fn render(undo: &Undo, max_diff_chars: usize) -> String {
 }
 
 /// The pending action `undo` pushes: applies exactly the previewed revert.
-#[pending(apply, label = "Undo: revert {}", self.undo.entry(), source = UndoLast)]
+#[pending(
+    apply,
+    label = "Undo: revert {}", self.undo.entry(),
+    source = UndoLast,
+    effect_digest_fn = digest
+)]
 struct UndoAction {
     undo: Undo,
 }
 
 impl UndoAction {
+    /// What the revert writes, exactly.
+    fn digest(&self) -> String {
+        self.undo.change_set().effect_digest()
+    }
+
     async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
         let undo = self.undo.clone();
         let report = tokio::task::spawn_blocking(move || undo.apply())

@@ -46,6 +46,7 @@
 //! ```
 
 mod audit;
+pub(crate) mod gate;
 mod rules;
 
 use std::fmt;

@@ -45,6 +45,11 @@ pub(crate) const KEYS: &[KeySpec] = &[
         example: "`details_fn = summary` (calls `fn summary(&self) -> impl Serialize`)",
     },
     KeySpec {
+        name: "effect_digest_fn",
+        kind: Kind::Ident,
+        example: "`effect_digest_fn = digest` (calls `fn digest(&self) -> String`, the digest of the exact effect a person approves)",
+    },
+    KeySpec {
         name: "crate",
         kind: Kind::StrOrPath,
         example: "`crate = my_facade` (a crate re-exporting xcsh, with its `__private` module)",
@@ -82,6 +87,7 @@ pub(crate) struct Attr {
     pub(crate) details: Option<FlagOrIdent>,
     pub(crate) details_fn: Option<Ident>,
     pub(crate) details_fn_key: Option<Ident>,
+    pub(crate) effect_digest_fn: Option<Ident>,
     /// An unknown key was reported as a misspelt `apply` (so its absence is not reported
     /// again); the same for `label`/`label_fn`.
     pub(crate) apply_misspelled: bool,
@@ -130,6 +136,7 @@ pub(crate) fn parse(
         details: flag_or_ident(value("details")),
         details_fn: ident(value("details_fn")),
         details_fn_key,
+        effect_digest_fn: ident(value("effect_digest_fn")),
         apply_misspelled,
         label_misspelled,
         paths,

@@ -43,6 +43,15 @@ pub(crate) fn pending(item: &ItemStruct, pending: &Pending, paths: &Paths) -> To
     let (derive, details) = details(item, pending.details.as_ref(), paths);
     methods.extend(details);
     methods.extend(source(pending.source.as_ref(), &support));
+    if let Some(method) = &pending.effect_digest {
+        // At the method's name: a wrong return type is reported there.
+        let call = quote_spanned!(method.span()=> <#target>::#method(self));
+        methods.extend(quote! {
+            fn effect_digest(&self) -> ::std::string::String {
+                #call
+            }
+        });
+    }
 
     let impl_head = quote_spanned!(span=> impl #support::PendingAction for #target);
     quote! {

@@ -19,6 +19,8 @@ pub(crate) struct Pending {
     pub(crate) label: Label,
     pub(crate) details: Option<Details>,
     pub(crate) source: Option<Source>,
+    /// The method `effect_digest` calls, when given.
+    pub(crate) effect_digest: Option<Ident>,
 }
 
 pub(crate) enum Label {
@@ -149,12 +151,20 @@ pub(crate) fn check(item: &ItemStruct, attr: Attr, errors: &mut Errors) -> Pendi
         errors.spanned(lit, format!("`source` must be a tool name: {problem}"));
     }
 
+    let effect_digest = attr.effect_digest_fn;
+    if let Some(method) = &effect_digest
+        && method == "effect_digest"
+    {
+        errors.spanned(method, "name the digest method something other than `effect_digest` (that is `PendingAction::effect_digest` itself), e.g. `effect_digest_fn = digest`");
+    }
+
     Pending {
         apply,
         reject,
         label,
         details,
         source: attr.source,
+        effect_digest,
     }
 }
 

@@ -453,6 +453,74 @@ impl ChangeSet {
         self.push(Op::Rename { from, to })
     }
 
+    /// A digest of exactly what applying would do: every operation with its paths, the
+    /// fingerprint each file it changes must still have, and its new content (or its edits).
+    /// Two change sets with the same digest write the same bytes to the same files from the
+    /// same originals; this is what a person's approval of an `ast_edit` preview is bound to.
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "old")?;
+    /// let ws = Workspace::new(dir.path())?;
+    /// let digest = |new: &str| -> Result<String, Box<dyn std::error::Error>> {
+    ///     let mut cs = ChangeSet::new(ws.clone());
+    ///     cs.modify("a.txt", new)?;
+    ///     Ok(cs.effect_digest())
+    /// };
+    /// assert_eq!(digest("new")?, digest("new")?);
+    /// assert_ne!(digest("new")?, digest("newer")?);
+    /// assert!(digest("new")?.starts_with("sha256:"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn effect_digest(&self) -> String {
+        use xcsh_core::approval::sha256_hex;
+        // Lossless (`u:` text, or `x:` hex for names that are not UTF-8), as in the journal.
+        let root = self.ws.root();
+        let path = |p: &Path| apply::durable::enc(root, p);
+        let fp = |f: &Fingerprint| {
+            let (len, hash) = f.parts();
+            format!("{len}:{hash:032x}")
+        };
+        let content = |c: &NewContent| match c {
+            NewContent::Bytes(bytes) => sha256_hex(bytes),
+            NewContent::Splices(splices) => {
+                let edits: Vec<serde_json::Value> = splices
+                    .edits()
+                    .iter()
+                    .map(|s| serde_json::json!([s.range.start, s.range.end, s.text]))
+                    .collect();
+                format!(
+                    "edits:{}",
+                    sha256_hex(serde_json::Value::Array(edits).to_string().as_bytes())
+                )
+            }
+        };
+        let ops: Vec<serde_json::Value> = self
+            .ops
+            .iter()
+            .map(|op| match op {
+                Op::Modify { file, content: c } => serde_json::json!({
+                    "op": "modify", "path": path(&file.entry.target),
+                    "expect": fp(&file.expect), "new": content(c),
+                }),
+                Op::Create { file, content: c } => serde_json::json!({
+                    "op": "create", "path": path(&file.entry.named), "new": sha256_hex(c),
+                }),
+                Op::Delete { file } => serde_json::json!({
+                    "op": "delete", "path": path(&file.entry.named), "expect": fp(&file.expect),
+                }),
+                Op::Rename { from, to } => serde_json::json!({
+                    "op": "rename", "path": path(&from.entry.named), "to": path(&to.entry.named),
+                    "expect": fp(&from.expect),
+                }),
+            })
+            .collect();
+        let manifest =
+            serde_json::json!({"root": apply::durable::enc(Path::new(""), root), "ops": ops});
+        sha256_hex(manifest.to_string().as_bytes())
+    }
+
     /// Resolves `path` and checks it names an existing regular file (through a link only when
     /// `follow_link`).
     fn existing_file(

@@ -62,6 +62,11 @@ impl fmt::Display for Named<'_> {
 }
 
 impl Splices {
+    /// The edits, in order.
+    pub(crate) fn edits(&self) -> &[Splice] {
+        &self.edits
+    }
+
     /// Checks `edits` against a file of `len` bytes; the error says which edit is wrong and
     /// how.
     pub(crate) fn new(edits: Vec<Splice>, len: u64) -> Result<Self, String> {
