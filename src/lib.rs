@@ -61,6 +61,13 @@ pub mod pending {
         ResolveAction, ResolveArgs, ResolveError, ResolveTool, STORE_UNAVAILABLE,
         describe_with_stack, resolve,
     };
+    /// Durable pending stacks: kept in a state directory across restarts
+    /// ([`Registry::durable_session`](crate::session::Registry::durable_session),
+    /// `#[pending(durable)]`).
+    pub mod durable {
+        #[doc(inline)]
+        pub use xcsh_core::durable::{DurableKind, DurableState, StateError};
+    }
 }
 
 /// Approval policies: who may let `resolve` apply an action (the model, a person through an

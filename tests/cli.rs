@@ -199,6 +199,65 @@ fn undo_keep_zero_keeps_no_record() {
 }
 
 #[test]
+fn session_state_carries_a_preview_to_a_second_process() {
+    let dir = workspace();
+    let state = tempfile::tempdir().unwrap();
+    let state_arg = state.path().to_str().unwrap();
+    let preview = r#"{"tool": "ast_edit", "args": {"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust", "path": "src/load.rs"}}"#;
+    let apply = r#"{"tool": "resolve", "args": {"action": "apply", "reason": "second process"}}"#;
+
+    let first = session(dir.path(), &["--state", state_arg], preview);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert!(
+        stderr(&first).contains("1 pending action(s) kept in"),
+        "{}",
+        stderr(&first)
+    );
+    assert_eq!(read(dir.path(), "src/load.rs"), UNWRAPS);
+
+    let second = session(dir.path(), &["--state", state_arg], apply);
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    let lines = json_lines(&second);
+    assert_eq!(
+        lines[0]["result"]["content"][0]["text"],
+        "Applied 2 replacements in 1 file."
+    );
+    assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
+
+    // A file edited between the two processes: refused, named, nothing written.
+    let first = session(
+        dir.path(),
+        &["--state", state_arg],
+        &preview.replace("load", "other"),
+    );
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    std::fs::write(
+        dir.path().join("src/other.rs"),
+        format!("{UNWRAPS}// edited\n"),
+    )
+    .unwrap();
+    let second = session(dir.path(), &["--state", state_arg], apply);
+    let lines = json_lines(&second);
+    assert_eq!(lines[0]["result"]["isError"], true);
+    let text = lines[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("`src/other.rs` (modified since it was read)"),
+        "{text}"
+    );
+    assert!(read(dir.path(), "src/other.rs").ends_with("// edited\n"));
+
+    // A corrupt state file: refused at start, naming it, exit 2.
+    std::fs::write(state.path().join("session.stack"), "garbage").unwrap();
+    let bad = session(dir.path(), &["--state", state_arg], apply);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("session.stack` cannot be used"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
 fn ast_edit_without_a_terminal_previews_only_and_exits_1() {
     let dir = workspace();
     // A "y" on a pipe is not an answer: with no terminal there is no question.

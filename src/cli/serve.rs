@@ -23,7 +23,15 @@ pub(crate) struct Args {
     approval: approval::ApprovalArgs,
     #[command(flatten)]
     undo: super::undo::UndoArgs,
+    /// Keep the pending stack in this directory (stdio only): a restarted server finds the
+    /// previews its client has not resolved yet, in order.
+    #[arg(long, value_name = "DIR", conflicts_with = "http")]
+    state: Option<PathBuf>,
 }
+
+/// The key of the stack `serve` and `session` keep under `--state`: one conversation per
+/// state directory, so either command can resolve what the other previewed.
+pub(crate) const STATE_KEY: &str = "session";
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     let root = root::workspace_root(args.root.as_deref())?;
@@ -51,8 +59,16 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     tracing::info!(root = %root.display(), "serving MCP on stdio");
 
+    let server = match &args.state {
+        Some(dir) => McpServer::with_session(
+            registry
+                .durable_session(dir, STATE_KEY)
+                .map_err(|e| Failure(format!("--state: {e}")))?,
+        ),
+        None => McpServer::new(registry),
+    };
     let runtime = runtime()?;
-    let outcome = runtime.block_on(McpServer::new(registry).serve_stdio());
+    let outcome = runtime.block_on(server.serve_stdio());
     // A read of a blocking stdin cannot be cancelled; don't let it hold the exit.
     runtime.shutdown_timeout(Duration::from_millis(200));
     outcome.map_err(|e| Failure(e.to_string()))?;

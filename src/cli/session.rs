@@ -34,6 +34,10 @@ pub(crate) struct Args {
     approval: approval::ApprovalArgs,
     #[command(flatten)]
     undo: super::undo::UndoArgs,
+    /// Keep the pending stack in this directory: actions left pending stay there for a later
+    /// `xcsh session --state DIR` (or `xcsh serve --state DIR`), which finds them in order.
+    #[arg(long, value_name = "DIR")]
+    state: Option<std::path::PathBuf>,
 }
 
 /// One line of the script.
@@ -60,7 +64,18 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         root::builtin_builder(&root, args.undo.limits()),
         Some(approval::with(approver)),
     )?;
-    let session = root::build(builder)?.session();
+    let registry = root::build(builder)?;
+    let session = match &args.state {
+        Some(dir) => registry
+            .durable_session(dir, super::serve::STATE_KEY)
+            .map_err(|e| Failure(format!("--state: {e}")))?,
+        None => registry.session(),
+    };
+    // Actions a previous process left that could not be kept: said here, since a replay
+    // delivers no reminders.
+    for lost in session.take_reminders() {
+        eprintln!("xcsh session: {lost}");
+    }
     let input: Box<dyn BufRead> = match &args.file {
         Some(path) => Box::new(BufReader::new(File::open(path).map_err(|e| {
             Failure(format!(
@@ -106,7 +121,13 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     }
 
     let left = session.pending().snapshot();
-    if !left.is_empty() {
+    if let (Some(dir), false) = (&args.state, left.is_empty()) {
+        eprintln!(
+            "xcsh session: {} pending action(s) kept in `{}`; resolve them with a later `xcsh session --state` (or `xcsh serve --state`) on the same directory.",
+            left.len(),
+            dir.display()
+        );
+    } else if !left.is_empty() {
         let labels: Vec<&str> = left.iter().map(|s| s.label.as_str()).collect();
         eprintln!(
             "xcsh session: {} pending action(s) were never resolved and were dropped, nothing written: {}. End the script with a `resolve` call to apply them.",

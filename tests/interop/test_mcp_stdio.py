@@ -10,7 +10,8 @@ Two connections, one per protocol lifecycle the SDK speaks:
 * the high-level `mcp.Client` (2026-07-28, no handshake): a preview seen through a
   `subscriptions/listen` stream, then discarded;
 * `xcsh serve --approval human` with a `ClientSession` whose user answers elicitation
-  requests (cancel, a malformed yes, accept, decline), and one without the capability.
+  requests (cancel, a malformed yes, accept, decline), and one without the capability;
+* `xcsh serve --state DIR` restarted between an `ast_edit` preview and its `resolve`.
 
 Plain Python and asyncio, no test runner needed:
 
@@ -336,6 +337,45 @@ async def elicitation_approvals(binary: Path) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+async def restart_with_state(binary: Path) -> None:
+    """`xcsh serve --state DIR` restarted between the preview and the resolve."""
+    root = scratch_workspace()
+    state = Path(tempfile.mkdtemp(prefix="xcsh-state-"))
+    config = root / "src" / "config.rs"
+    original = config.read_text()
+
+    def with_state() -> StdioServerParameters:
+        params = server(binary, root)
+        params.args = [*params.args, "--state", str(state)]
+        return params
+
+    try:
+        async with stdio_client(with_state()) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                preview = await session.call_tool("ast_edit", UNWRAP_EDIT)
+                assert preview.is_error is not True, text_of(preview)
+        assert config.read_text() == original
+
+        async with stdio_client(with_state()) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+
+                async def resolved_after_restart() -> None:
+                    tools = await session.list_tools()
+                    resolve = next(t for t in tools.tools if t.name == "resolve")
+                    assert "AST Edit:" in (resolve.description or ""), resolve.description
+                    result = await session.call_tool("resolve", {"action": "apply", "reason": "after restart"})
+                    assert result.is_error is not True, text_of(result)
+                    assert text_of(result).startswith("Applied "), text_of(result)
+                    assert ".unwrap()" not in config.read_text()
+
+                await check("serve --state: a preview survives a restart and applies", resolved_after_restart)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(state, ignore_errors=True)
+
+
 async def main() -> int:
     default = os.environ.get("XCSH_BIN") or str(REPO / "target" / "debug" / "xcsh")
     binary = Path(sys.argv[1] if len(sys.argv) > 1 else default)
@@ -345,6 +385,7 @@ async def main() -> int:
     await handshake_session(binary)
     await modern_client(binary)
     await elicitation_approvals(binary)
+    await restart_with_state(binary)
     print(f"{len(passed)} passed, {len(failed)} failed")
     return 1 if failed else 0
 

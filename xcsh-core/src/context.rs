@@ -315,7 +315,11 @@ impl ToolContext {
             .pending
             .as_ref()
             .ok_or_else(|| ToolError::with_kind(ErrorKind::StoreUnavailable, STORE_UNAVAILABLE))?;
-        let id = store.push(action);
+        let id = store.try_push(action).map_err(|e| {
+            ToolError::new(format!(
+                "the preview could not be kept as a pending action: {e}; nothing is pending, and nothing was written"
+            ))
+        })?;
         self.reminders.push(RESOLVE_REMINDER);
         Ok(id)
     }

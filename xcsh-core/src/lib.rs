@@ -59,6 +59,7 @@ pub mod approval;
 mod bounds;
 mod context;
 pub mod dialect;
+pub mod durable;
 mod error;
 mod names;
 mod pending;

@@ -39,11 +39,53 @@ use crate::result::IntoToolResult;
 // The runtime items generated code names, by their defining modules: expansions reach them
 // only through this module, so the crate root's public re-exports can change freely.
 pub use crate::context::ToolContext;
+pub use crate::durable::{DurableKind, DurableState};
 pub use crate::error::ToolError;
 pub use crate::pending::PendingAction;
 pub use crate::result::AgentToolResult;
 pub use crate::suite::{ToolRegistration, ToolSuite};
 pub use crate::tool::{CustomTool, ToolAnnotations, custom_tool};
+pub use inventory;
+
+/// What `#[pending(durable)]` needs of its struct.
+#[diagnostic::on_unimplemented(
+    message = "`#[pending(durable)]` needs `{Self}` to be `Serialize + Deserialize`",
+    label = "`{Self}` is kept across restarts as JSON",
+    note = "add `#[derive(serde::Serialize, serde::Deserialize)]` to the struct (its fields are what a restarted process gets back), or leave out `durable`"
+)]
+pub trait Durable: PendingAction + Sized {
+    /// Decodes kept state and pushes the action: a [`DurableKind`]'s `restore`.
+    fn restore(
+        store: &crate::pending::PendingActionStore,
+        state: serde_json::Value,
+    ) -> Result<crate::pending::PendingId, String>;
+    /// The action as JSON: a [`DurableKind`]'s `save`.
+    fn save(this: &dyn std::any::Any) -> Option<serde_json::Value>;
+}
+
+impl<T: PendingAction + serde::Serialize + serde::de::DeserializeOwned> Durable for T {
+    fn restore(
+        store: &crate::pending::PendingActionStore,
+        state: serde_json::Value,
+    ) -> Result<crate::pending::PendingId, String> {
+        serde_json::from_value::<T>(state)
+            .map(|action| store.push(action))
+            .map_err(|e| format!("its state no longer decodes: {e}"))
+    }
+
+    fn save(this: &dyn std::any::Any) -> Option<serde_json::Value> {
+        serde_json::to_value(this.downcast_ref::<T>()?).ok()
+    }
+}
+
+/// `PendingAction::durable` of a `#[pending(durable)]` struct: saved through its registered
+/// kind, so the `Durable` bound is named once (one error when it is unmet).
+pub fn durable_state_of<T: 'static>(this: &T, kind: &'static str) -> Option<DurableState> {
+    let registered = inventory::iter::<DurableKind>
+        .into_iter()
+        .find(|k| k.kind == kind)?;
+    (registered.save)(this).map(|state| DurableState { kind, state })
+}
 
 /// Never implemented: the unmet bound of [`MissingInherentExecute::execute`].
 #[diagnostic::on_unimplemented(

@@ -80,6 +80,14 @@ pub trait PendingAction: Send + 'static {
             self.details().as_ref(),
         )
     }
+
+    /// The action's kind and state, for a durable pending stack (see
+    /// [`durable`](crate::durable)): `#[pending(durable)]` writes this for a
+    /// `Serialize + Deserialize` struct. `None` (the default): the action lives only in
+    /// memory, and a restarted process reports it lost.
+    fn durable(&self) -> Option<crate::durable::DurableState> {
+        None
+    }
 }
 
 /// The object-safe form the store keeps; blanket-implemented for every [`PendingAction`].
@@ -90,6 +98,7 @@ trait ErasedAction: Send {
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>>;
     fn reject_boxed<'a>(&'a mut self, reason: &'a str) -> BoxFuture<'a, Option<AgentToolResult>>;
     fn effect_digest_dyn(&self) -> String;
+    fn durable_dyn(&self) -> Option<crate::durable::DurableState>;
 }
 
 impl<T: PendingAction> ErasedAction for T {
@@ -104,6 +113,9 @@ impl<T: PendingAction> ErasedAction for T {
     }
     fn effect_digest_dyn(&self) -> String {
         self.effect_digest()
+    }
+    fn durable_dyn(&self) -> Option<crate::durable::DurableState> {
+        self.durable()
     }
 }
 
@@ -262,6 +274,8 @@ pub struct PendingActionStore {
     pub(crate) resolving: tokio::sync::Mutex<()>,
     /// Where pushes and resolves are recorded, when the session keeps an audit log.
     audit: OnceLock<AuditSink>,
+    /// Where the stack is kept, when the session is durable.
+    kept: OnceLock<crate::durable::StackFile>,
 }
 
 impl Default for PendingActionStore {
@@ -279,6 +293,7 @@ impl PendingActionStore {
             events: broadcast::channel(256).0,
             resolving: tokio::sync::Mutex::new(()),
             audit: OnceLock::new(),
+            kept: OnceLock::new(),
         }
     }
 
@@ -288,8 +303,60 @@ impl PendingActionStore {
         self.stack.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Pushes an action on top and returns its id.
+    /// Pushes an action on top and returns its id. In a durable session a push that cannot
+    /// be written to the state directory is still kept in memory (and logged); tools push
+    /// through [`ToolContext::push_pending_action`](crate::ToolContext::push_pending_action),
+    /// which refuses it instead ([`try_push`](Self::try_push)).
     pub fn push(&self, action: impl PendingAction) -> PendingId {
+        let (id, kept) = self.push_inner(action, false);
+        if let Err(e) = kept {
+            tracing::error!(error = %e, "a pending action could not be kept on disk");
+        }
+        id
+    }
+
+    /// Pushes an action on top, first writing it to the state directory when the session is
+    /// durable; if that fails, nothing is pushed and the error says why.
+    pub fn try_push(
+        &self,
+        action: impl PendingAction,
+    ) -> Result<PendingId, crate::durable::StateError> {
+        let (id, kept) = self.push_inner(action, true);
+        kept.map(|()| id)
+    }
+
+    /// Keeps this store's stack in `file` from now on, writing what it holds now first.
+    pub(crate) fn keep_in(
+        &self,
+        file: crate::durable::StackFile,
+    ) -> Result<(), crate::durable::StateError> {
+        let now: Vec<_> = self
+            .stack()
+            .iter()
+            .map(|e| {
+                let stored = crate::durable::stored(&e.summary, e.action.durable_dyn());
+                (e.summary.id, stored)
+            })
+            .collect();
+        file.replace(now)?;
+        let _ = self.kept.set(file);
+        Ok(())
+    }
+
+    /// `resolve` is done with action `id` (applied or discarded): it leaves the kept stack.
+    pub(crate) fn resolved(&self, id: PendingId) {
+        if let Some(kept) = self.kept.get()
+            && let Err(e) = kept.remove(id)
+        {
+            tracing::error!(error = %e, "a resolved action could not be removed from the kept stack");
+        }
+    }
+
+    fn push_inner(
+        &self,
+        action: impl PendingAction,
+        refuse_unkept: bool,
+    ) -> (PendingId, Result<(), crate::durable::StateError>) {
         let id = PendingId(self.next_id.fetch_add(1, Ordering::Relaxed));
         let summary = PendingSummary {
             id,
@@ -297,6 +364,14 @@ impl PendingActionStore {
             source_tool_name: action.source_tool_name().to_owned(),
             details: action.details(),
         };
+        // Durable before anyone hears of it: the preview is returned after this.
+        let kept = match self.kept.get() {
+            Some(file) => file.push(id, crate::durable::stored(&summary, action.durable())),
+            None => Ok(()),
+        };
+        if kept.is_err() && refuse_unkept {
+            return (id, kept);
+        }
         let effect_digest = action.effect_digest();
         if let Some(audit) = self.audit() {
             audit.push(&summary, &effect_digest);
@@ -309,7 +384,7 @@ impl PendingActionStore {
         self.stack().push(entry);
         // No subscriber is fine: events are best-effort notifications.
         let _ = self.events.send(PendingEvent::Pushed(summary));
-        id
+        (id, kept)
     }
 
     /// Records pushes and resolves in an audit log from now on (once; later calls are ignored).

@@ -445,6 +445,61 @@ impl Registry {
     pub fn session(self: &Arc<Self>) -> Session {
         Session::new(Arc::clone(self))
     }
+
+    /// A session whose pending stack is kept in `state_dir` under `key` (see
+    /// [`durable`](crate::durable)): the stack a previous process left there is restored
+    /// first, in order; actions that could not be kept are reported to the model with the
+    /// next result ("`<label>` was lost when the server restarted; preview again.").
+    ///
+    /// ```
+    /// use xcsh_core::Session;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let registry = Session::builder().build_registry().unwrap();
+    /// let session = registry.durable_session(dir.path(), "main").unwrap();
+    /// assert!(session.pending().is_empty());
+    /// // A corrupt file is refused, naming it.
+    /// std::fs::write(dir.path().join("other.stack"), "garbage").unwrap();
+    /// let err = registry.durable_session(dir.path(), "other").unwrap_err();
+    /// assert!(err.to_string().contains("other.stack` cannot be used"), "{err}");
+    /// ```
+    pub fn durable_session(
+        self: &Arc<Self>,
+        state_dir: &Path,
+        key: &str,
+    ) -> Result<Session, crate::durable::StateError> {
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            || key.starts_with('.')
+        {
+            return Err(crate::durable::StateError::Io {
+                step: "use the session key",
+                path: state_dir.join(key),
+                source: std::io::Error::other(
+                    "a session key is letters, digits, `-`, `_` and `.`, not starting with `.`",
+                ),
+            });
+        }
+        std::fs::create_dir_all(state_dir).map_err(|source| crate::durable::StateError::Io {
+            step: "create the state directory",
+            path: state_dir.to_path_buf(),
+            source,
+        })?;
+        let path = state_dir.join(format!("{key}.stack"));
+        let kept = crate::durable::read(&path)?;
+        let session = Session::new(Arc::clone(self));
+        // Restored in memory first, then written once: a crash meanwhile leaves the old file.
+        let lost = crate::durable::restore(session.pending(), kept);
+        session
+            .pending()
+            .keep_in(crate::durable::StackFile::new(path))?;
+        for lost in lost {
+            session.reminders().push(lost);
+        }
+        Ok(session)
+    }
 }
 
 impl fmt::Debug for Registry {

@@ -384,9 +384,11 @@ impl PutBackOnDrop<'_> {
             .expect("the entry is only taken by consume/put_back, which end its use")
     }
 
-    /// The action was resolved: drop it for good.
+    /// The action was resolved: drop it for good (and from the kept stack).
     fn consume(&mut self) {
-        self.entry = None;
+        if let Some(entry) = self.entry.take() {
+            self.store.resolved(entry.summary().id);
+        }
     }
 
     /// The action stays pending: back where it was.

@@ -193,6 +193,7 @@ pub fn custom_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `details` | flag: the struct serialised (the macro derives `Serialize`); `= field`: that field |
 /// | `details_fn` | `= method` returning `impl Serialize` |
 /// | `effect_digest_fn` | `= method` returning `String`: the digest of the exact effect a person's approval binds (`PendingAction::effect_digest`; default: over the source tool, label and details). Give one when the details do not show every byte written, e.g. `ChangeSet::effect_digest` |
+/// | `durable` | flag: the struct (`Serialize + Deserialize`) is kept whole in a durable session's state directory and restored after a restart (`Registry::durable_session`); without it a restart reports the action lost |
 /// | `crate` | path of a crate re-exporting xcsh |
 #[proc_macro_attribute]
 pub fn pending(attr: TokenStream, item: TokenStream) -> TokenStream {

@@ -252,8 +252,11 @@ pub fn preview_notes(plan: &EditPlan) -> Vec<String> {
     notes
 }
 
-/// The pending action `ast_edit` pushes: writes exactly the previewed change set.
+/// The pending action `ast_edit` pushes: writes exactly the previewed change set. Durable:
+/// a durable session keeps it (the change set's paths, fingerprints and edits) across
+/// restarts, and the apply's stale check still refuses any file changed meanwhile.
 #[pending(
+    durable,
     apply,
     label = "AST Edit: {}", summary(self.replacements, self.files),
     source = AstEdit,
@@ -261,6 +264,7 @@ pub fn preview_notes(plan: &EditPlan) -> Vec<String> {
     // The details show each replacement shortened; the approval binds the exact bytes.
     effect_digest_fn = digest
 )]
+#[derive(serde::Serialize, serde::Deserialize)]
 struct AstEditAction {
     replacements: usize,
     files: usize,

@@ -50,6 +50,11 @@ pub(crate) const KEYS: &[KeySpec] = &[
         example: "`effect_digest_fn = digest` (calls `fn digest(&self) -> String`, the digest of the exact effect a person approves)",
     },
     KeySpec {
+        name: "durable",
+        kind: Kind::Flag,
+        example: "`durable` (the struct is `Serialize + Deserialize`: a durable session keeps it across restarts)",
+    },
+    KeySpec {
         name: "crate",
         kind: Kind::StrOrPath,
         example: "`crate = my_facade` (a crate re-exporting xcsh, with its `__private` module)",
@@ -88,6 +93,8 @@ pub(crate) struct Attr {
     pub(crate) details_fn: Option<Ident>,
     pub(crate) details_fn_key: Option<Ident>,
     pub(crate) effect_digest_fn: Option<Ident>,
+    /// `durable`, when given (its span, to point at).
+    pub(crate) durable: Option<LitBool>,
     /// An unknown key was reported as a misspelt `apply` (so its absence is not reported
     /// again); the same for `label`/`label_fn`.
     pub(crate) apply_misspelled: bool,
@@ -137,6 +144,10 @@ pub(crate) fn parse(
         details_fn: ident(value("details_fn")),
         details_fn_key,
         effect_digest_fn: ident(value("effect_digest_fn")),
+        durable: match value("durable") {
+            Some(Value::Flag(flag)) => Some(flag),
+            _ => None,
+        },
         apply_misspelled,
         label_misspelled,
         paths,

@@ -53,6 +53,38 @@ pub(crate) fn pending(item: &ItemStruct, pending: &Pending, paths: &Paths) -> To
         });
     }
 
+    let mut registration = TokenStream::new();
+    if let Some(at) = pending.durable {
+        // The kind is the struct's path: unique in a program, stable across its restarts.
+        let kind = quote!(::core::concat!(
+            ::core::module_path!(),
+            "::",
+            ::core::stringify!(#target)
+        ));
+        // At the `durable` key: a struct that is not `Serialize + Deserialize` is reported
+        // there.
+        // One use of the `Durable` bound, so a struct that is not `Serialize + Deserialize`
+        // is one error; `durable` itself goes through the registered kind's trait object.
+        let mut target_at = target.clone();
+        target_at.set_span(at);
+        let restore = quote_spanned!(at=> <#target_at as #support::Durable>::restore);
+        let save = quote_spanned!(at=> <#target_at as #support::Durable>::save);
+        methods.extend(quote! {
+            fn durable(&self) -> ::core::option::Option<#support::DurableState> {
+                #support::durable_state_of(self, #kind)
+            }
+        });
+        registration = quote! {
+            #support::inventory::submit! {
+                #support::DurableKind {
+                    kind: #kind,
+                    restore: #restore,
+                    save: #save,
+                }
+            }
+        };
+    }
+
     let impl_head = quote_spanned!(span=> impl #support::PendingAction for #target);
     quote! {
         #derive
@@ -60,6 +92,7 @@ pub(crate) fn pending(item: &ItemStruct, pending: &Pending, paths: &Paths) -> To
 
         const _: () = {
             #helpers
+            #registration
 
             #[automatically_derived]
             #impl_head {

@@ -1,0 +1,251 @@
+//! Durable pending stacks: a session opened on a state directory finds the stack a previous
+//! process left, in order; actions that could not be kept are reported, never dropped
+//! silently; a bad state file is refused naming it; `ast_edit` previews survive a restart
+//! and their apply is still stale-checked.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use xcsh::session::Registry;
+use xcsh::{AgentToolResult, Session, ToolError, pending};
+
+/// Appends a line to a file when applied: durable.
+#[pending(durable, apply, label = "Append to {file}: {line}")]
+#[derive(Serialize, Deserialize)]
+struct Append {
+    file: String,
+    line: String,
+}
+
+impl Append {
+    async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
+        let mut text = std::fs::read_to_string(&self.file).unwrap_or_default();
+        text.push_str(&self.line);
+        text.push('\n');
+        std::fs::write(&self.file, text).map_err(|e| ToolError::new(e.to_string()))?;
+        Ok(AgentToolResult::text(format!("Appended to {}.", self.file)))
+    }
+}
+
+/// Lives only in memory.
+#[pending(apply, label = "Ping {host}")]
+struct Ping {
+    host: String,
+}
+
+impl Ping {
+    async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
+        Ok(AgentToolResult::text(format!("Pinged {}.", self.host)))
+    }
+}
+
+fn registry() -> Arc<Registry> {
+    Session::builder().build_registry().unwrap()
+}
+
+fn labels(session: &Session) -> Vec<String> {
+    session
+        .pending()
+        .snapshot()
+        .into_iter()
+        .map(|s| s.label)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_restarted_process_finds_the_same_stack_and_hears_what_was_lost() {
+    let state = tempfile::tempdir().unwrap();
+    let out = state.path().join("out.txt");
+    let file = out.to_str().unwrap().to_owned();
+    {
+        let first = registry().durable_session(state.path(), "main").unwrap();
+        for line in ["one", "two"] {
+            first.pending().push(Append {
+                file: file.clone(),
+                line: line.into(),
+            });
+        }
+        first.pending().push(Ping { host: "db".into() });
+        first.pending().push(Append {
+            file: file.clone(),
+            line: "three".into(),
+        });
+        // The process ends here, nothing resolved.
+    }
+
+    let second = registry().durable_session(state.path(), "main").unwrap();
+    assert_eq!(
+        labels(&second),
+        [
+            format!("Append to {file}: three"),
+            format!("Append to {file}: two"),
+            format!("Append to {file}: one"),
+        ],
+        "the same order, top first"
+    );
+    assert_eq!(
+        second.take_reminders(),
+        ["`Ping db` was lost when the server restarted; preview again."]
+    );
+
+    let done = second
+        .call("resolve", json!({"action": "apply", "reason": "ok"}))
+        .await;
+    assert_eq!(done.text_content(), format!("Appended to {file}."));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "three\n");
+    // A resolved action leaves the kept stack: a third process sees two, and no lost note.
+    let third = registry().durable_session(state.path(), "main").unwrap();
+    assert_eq!(third.pending().len(), 2);
+    assert!(third.take_reminders().is_empty());
+}
+
+/// Held in its apply until the test lets it go.
+static HOLD: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+#[pending(durable, apply, label = "Slow {n}")]
+#[derive(Serialize, Deserialize)]
+struct Slow {
+    n: u32,
+}
+
+impl Slow {
+    async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
+        HOLD.notified().await;
+        Ok(AgentToolResult::text(format!("Slow {} done.", self.n)))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_being_applied_stays_kept_until_the_apply_is_done() {
+    let state = tempfile::tempdir().unwrap();
+    let session = registry().durable_session(state.path(), "main").unwrap();
+    session.pending().push(Slow { n: 1 });
+    let resolving = tokio::spawn({
+        let session = session.clone();
+        async move {
+            session
+                .call("resolve", json!({"action": "apply", "reason": "go"}))
+                .await
+        }
+    });
+    // Off the stack for resolve: a process that died now would find it on restart.
+    while !session.pending().is_empty() {
+        tokio::task::yield_now().await;
+    }
+    let restarted = registry().durable_session(state.path(), "main").unwrap();
+    assert_eq!(labels(&restarted), ["Slow 1"]);
+    drop(restarted);
+
+    HOLD.notify_one();
+    let done = resolving.await.unwrap();
+    assert_eq!(done.text_content(), "Slow 1 done.");
+    let after = registry().durable_session(state.path(), "main").unwrap();
+    assert!(after.pending().is_empty(), "done: no longer kept");
+}
+
+#[test]
+fn a_bad_state_file_is_refused_naming_it() {
+    let state = tempfile::tempdir().unwrap();
+    {
+        let s = registry().durable_session(state.path(), "main").unwrap();
+        s.pending().push(Append {
+            file: "f".into(),
+            line: "l".into(),
+        });
+    }
+    let path = state.path().join("main.stack");
+    let good = std::fs::read(&path).unwrap();
+    for (what, bytes, expected) in [
+        (
+            "truncated",
+            good[..good.len() - 5].to_vec(),
+            "its checksum does not match",
+        ),
+        (
+            "foreign",
+            b"{\"hello\": 1}\n".to_vec(),
+            "not an xcsh pending stack",
+        ),
+        (
+            "empty",
+            Vec::new(),
+            "truncated or not an xcsh pending stack",
+        ),
+    ] {
+        std::fs::write(&path, &bytes).unwrap();
+        let err = registry()
+            .durable_session(state.path(), "main")
+            .expect_err(what);
+        let text = err.to_string();
+        assert!(text.contains(&path.display().to_string()), "{what}: {text}");
+        assert!(text.contains(expected), "{what}: {text}");
+        assert!(text.contains("Move it away"), "{what}: {text}");
+        // Refusing writes nothing: the file is as it was.
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{what}");
+    }
+    let err = registry()
+        .durable_session(state.path(), "../escape")
+        .expect_err("bad key");
+    assert!(
+        err.to_string().contains("a session key is letters"),
+        "{err}"
+    );
+}
+
+fn write(root: &Path, name: &str, text: &str) {
+    std::fs::write(root.join(name), text).unwrap();
+}
+
+#[tokio::test]
+async fn an_ast_edit_preview_survives_a_restart_and_is_still_stale_checked() {
+    let root = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    write(root.path(), "a.rs", "fn a() { x.unwrap(); }\n");
+    write(root.path(), "b.rs", "fn b() { y.unwrap(); }\n");
+    let builtins = || {
+        Session::builder()
+            .suite(xcsh::tools::builtin_suite())
+            .workspace_root(root.path())
+            .build_registry()
+            .unwrap()
+    };
+    let edit = json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"});
+    let apply = json!({"action": "apply", "reason": "restart test"});
+
+    let first = builtins().durable_session(state.path(), "s").unwrap();
+    first.call("ast_edit", edit.clone()).await;
+    drop(first);
+    let second = builtins().durable_session(state.path(), "s").unwrap();
+    assert_eq!(labels(&second), ["AST Edit: 2 replacements in 2 files"]);
+    let applied = second.call("resolve", apply.clone()).await;
+    assert_eq!(applied.text_content(), "Applied 2 replacements in 2 files.");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("a.rs")).unwrap(),
+        "fn a() { x?; }\n"
+    );
+
+    // Edited between the two processes: refused, naming the file, nothing written.
+    write(root.path(), "a.rs", "fn a() { x.unwrap(); }\n");
+    write(root.path(), "b.rs", "fn b() { y.unwrap(); }\n");
+    let third = builtins().durable_session(state.path(), "s").unwrap();
+    third.call("ast_edit", edit).await;
+    drop(third);
+    write(root.path(), "b.rs", "fn b() { y.unwrap(); z(); }\n");
+    let fourth = builtins().durable_session(state.path(), "s").unwrap();
+    let refused = fourth.call("resolve", apply).await;
+    assert!(refused.is_error);
+    assert!(
+        refused
+            .text_content()
+            .contains("`b.rs` (modified since it was read)"),
+        "{}",
+        refused.text_content()
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("a.rs")).unwrap(),
+        "fn a() { x.unwrap(); }\n"
+    );
+    assert_eq!(fourth.pending().len(), 1, "a failed apply stays pending");
+}

@@ -1,0 +1,269 @@
+//! Durable pending stacks: a session's pending actions kept in a state directory, so that a
+//! restarted process finds the same stack, in the same order.
+//!
+//! A session opened with [`Registry::durable_session`](crate::Registry::durable_session) writes
+//! its stack to `<state dir>/<key>.stack` whenever it changes: on a push (before the tool's
+//! preview is returned) and when `resolve` has applied or discarded an action. An action
+//! taken off for `resolve` stays in the file until it is done, so a crash in the middle of an
+//! apply leaves it pending after the restart (and the apply's own stale check decides what
+//! happens then). The file is replaced atomically (written beside it, synced, renamed).
+//!
+//! An action is kept whole when it is durable ([`PendingAction::durable`]; `#[pending(durable)]`
+//! on a `Serialize + Deserialize` struct): its state is stored with its kind, and the kind's
+//! [`DurableKind`] turns it back into the action. Any other action is stored as its label
+//! only: after a restart the model is told "`<label>` was lost when the server restarted;
+//! preview again" with the next result, never silently.
+//!
+//! Format: a first line `xcsh-pending-stack 1 <sha256 of the rest, hex>`, then JSON.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::pending::{PendingId, PendingSummary};
+
+const MAGIC: &str = "xcsh-pending-stack";
+const VERSION: u32 = 1;
+
+/// What a durable action keeps: its kind (the name its [`DurableKind`] is registered under)
+/// and its state as JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DurableState {
+    /// The registered kind, e.g. `"xcsh_tools::ast_edit::AstEditAction"`.
+    pub kind: &'static str,
+    /// The action, serialised.
+    pub state: Value,
+}
+
+/// A kind of durable action: how to turn its stored state back into a pending action.
+/// `#[pending(durable)]` registers one for its struct (with `inventory`, at link time).
+pub struct DurableKind {
+    /// The name [`DurableState::kind`] carries.
+    pub kind: &'static str,
+    /// Decodes the state and pushes the action on `store`; the error says why it cannot.
+    pub restore: fn(&crate::PendingActionStore, Value) -> Result<PendingId, String>,
+    /// Serialises an action of this kind (given as `Any`; `None` if it is another type or
+    /// cannot be serialised).
+    pub save: fn(&dyn std::any::Any) -> Option<Value>,
+}
+
+inventory::collect!(DurableKind);
+
+fn kind(name: &str) -> Option<&'static DurableKind> {
+    inventory::iter::<DurableKind>
+        .into_iter()
+        .find(|k| k.kind == name)
+}
+
+/// Why a state file cannot be used. Nothing was written to the workspace.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateError {
+    /// The file is there but is not a usable pending stack.
+    #[error(
+        "the pending-stack file `{}` cannot be used: {problem}; nothing was changed. Move it away (its actions are then lost: preview them again), or point --state at another directory",
+        path.display()
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The state directory or the file cannot be read or written.
+    #[error("cannot {step} `{}`: {source}", path.display())]
+    Io {
+        /// What was being done.
+        step: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// The system's error.
+        source: io::Error,
+    },
+}
+
+/// One action in the file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct Stored {
+    pub(crate) label: String,
+    pub(crate) source: String,
+    /// `None` for an action that cannot be kept.
+    pub(crate) kind: Option<String>,
+    #[serde(default)]
+    pub(crate) state: Value,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File_ {
+    /// Bottom first.
+    actions: Vec<Stored>,
+}
+
+/// The file a store keeps its stack in, and the entries it holds (bottom first).
+pub(crate) struct StackFile {
+    path: PathBuf,
+    entries: Mutex<Vec<(PendingId, Stored)>>,
+}
+
+impl StackFile {
+    pub(crate) fn new(path: PathBuf) -> Self {
+        StackFile {
+            path,
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Replaces every entry and writes the file.
+    pub(crate) fn replace(&self, now: Vec<(PendingId, Stored)>) -> Result<(), StateError> {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        self.write(&now)?;
+        *entries = now;
+        Ok(())
+    }
+
+    /// Adds an entry on top and writes the file; on failure the entry is not kept.
+    pub(crate) fn push(&self, id: PendingId, stored: Stored) -> Result<(), StateError> {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries.push((id, stored));
+        let written = self.write(&entries);
+        if written.is_err() {
+            entries.pop();
+        }
+        written
+    }
+
+    /// Removes a resolved entry and writes the file.
+    pub(crate) fn remove(&self, id: PendingId) -> Result<(), StateError> {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = entries.len();
+        entries.retain(|(have, _)| *have != id);
+        if entries.len() == before {
+            return Ok(());
+        }
+        self.write(&entries)
+    }
+
+    fn write(&self, entries: &[(PendingId, Stored)]) -> Result<(), StateError> {
+        let body = serde_json::to_vec(&File_ {
+            actions: entries.iter().map(|(_, s)| s.clone()).collect(),
+        })
+        .unwrap_or_default();
+        let mut bytes = format!("{MAGIC} {VERSION} {}\n", hex(&Sha256::digest(&body))).into_bytes();
+        bytes.extend_from_slice(&body);
+        let new = self.path.with_extension("stack.new");
+        let io = |step| {
+            let path = self.path.clone();
+            move |source| StateError::Io { step, path, source }
+        };
+        (|| -> io::Result<()> {
+            let mut f = File::create(&new)?;
+            f.write_all(&bytes)?;
+            f.sync_all()?;
+            fs::rename(&new, &self.path)?;
+            if let Some(dir) = self.path.parent() {
+                File::open(dir)?.sync_all()?;
+            }
+            Ok(())
+        })()
+        .map_err(io("write the pending stack to"))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What an action is kept as.
+pub(crate) fn stored(summary: &PendingSummary, durable: Option<DurableState>) -> Stored {
+    let (kind, state) = match durable {
+        Some(DurableState { kind, state }) => (Some(kind.to_owned()), state),
+        None => (None, Value::Null),
+    };
+    Stored {
+        label: summary.label.clone(),
+        source: summary.source_tool_name.clone(),
+        kind,
+        state,
+    }
+}
+
+/// Reads the stack kept at `path` (none yet: empty), bottom first.
+pub(crate) fn read(path: &Path) -> Result<Vec<Stored>, StateError> {
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(StateError::Io {
+                step: "read the pending stack",
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let corrupt = |problem: String| StateError::Corrupt {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let Some(nl) = bytes.iter().position(|&b| b == b'\n') else {
+        return Err(corrupt(
+            "it is truncated or not an xcsh pending stack".to_owned(),
+        ));
+    };
+    let (head, body) = (&bytes[..nl], &bytes[nl + 1..]);
+    let head = std::str::from_utf8(head)
+        .map_err(|_| corrupt("it is not an xcsh pending stack".to_owned()))?;
+    let words: Vec<&str> = head.split(' ').collect();
+    match words.as_slice() {
+        [MAGIC, version, sum] => {
+            if *version != VERSION.to_string() {
+                return Err(corrupt(format!(
+                    "it has format version {version}, which this xcsh does not know (it knows {VERSION})"
+                )));
+            }
+            if *sum != hex(&Sha256::digest(body)) {
+                return Err(corrupt(
+                    "it is truncated or corrupt (its checksum does not match)".to_owned(),
+                ));
+            }
+        }
+        _ => return Err(corrupt("it is not an xcsh pending stack".to_owned())),
+    }
+    let file: File_ =
+        serde_json::from_slice(body).map_err(|e| corrupt(format!("it is corrupt ({e})")))?;
+    Ok(file.actions)
+}
+
+/// Pushes the kept actions back on `store` (bottom first) and returns the labels of those
+/// that could not be restored, with why.
+pub(crate) fn restore(store: &crate::PendingActionStore, kept: Vec<Stored>) -> Vec<String> {
+    let mut lost = Vec::new();
+    for stored in kept {
+        let restored = match stored.kind.as_deref() {
+            None => Err(None),
+            Some(name) => match kind(name) {
+                None => Err(Some(format!(
+                    "this program does not know its kind `{name}`"
+                ))),
+                Some(kind) => (kind.restore)(store, stored.state.clone()).map_err(Some),
+            },
+        };
+        match restored {
+            Ok(_) => {}
+            Err(why) => {
+                let because = why.map(|w| format!(" ({w})")).unwrap_or_default();
+                lost.push(format!(
+                    "`{}` was lost when the server restarted{because}; preview again.",
+                    stored.label
+                ));
+            }
+        }
+    }
+    lost
+}
