@@ -249,3 +249,96 @@ async fn an_ast_edit_preview_survives_a_restart_and_is_still_stale_checked() {
     );
     assert_eq!(fourth.pending().len(), 1, "a failed apply stays pending");
 }
+
+#[tokio::test]
+async fn an_apply_a_stopped_process_had_finished_is_reported_not_written_twice() {
+    let root = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    write(root.path(), "a.rs", "fn a() { x.unwrap(); }\n");
+    let builtins = || {
+        Session::builder()
+            .suite(xcsh::tools::builtin_suite())
+            .workspace_root(root.path())
+            .build_registry()
+            .unwrap()
+    };
+    let stack = state.path().join("s.stack");
+    let first = builtins().durable_session(state.path(), "s").unwrap();
+    first
+        .call(
+            "ast_edit",
+            json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}),
+        )
+        .await;
+    let before_apply = std::fs::read(&stack).unwrap();
+    let applied = first
+        .call("resolve", json!({"action": "apply", "reason": "r"}))
+        .await;
+    assert_eq!(applied.text_content(), "Applied 1 replacement in 1 file.");
+    // The process stops after writing the files, before the stack is rewritten.
+    drop(first);
+    std::fs::write(&stack, before_apply).unwrap();
+
+    let restarted = builtins().durable_session(state.path(), "s").unwrap();
+    assert_eq!(restarted.pending().len(), 1);
+    let again = restarted
+        .call("resolve", json!({"action": "apply", "reason": "r"}))
+        .await;
+    assert!(!again.is_error, "{}", again.text_content());
+    assert_eq!(
+        again.text_content(),
+        "Already applied: 1 replacement in 1 file had been written (by a process that stopped before it could report it); nothing was written now."
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("a.rs")).unwrap(),
+        "fn a() { x?; }\n"
+    );
+    assert!(restarted.pending().is_empty());
+    // Changed by someone else instead: still refused as stale.
+    write(root.path(), "a.rs", "fn a() { x.unwrap(); }\n");
+    let third = builtins().durable_session(state.path(), "s").unwrap();
+    third
+        .call(
+            "ast_edit",
+            json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}),
+        )
+        .await;
+    write(root.path(), "a.rs", "fn a() { x?; } // by hand\n");
+    let refused = third
+        .call("resolve", json!({"action": "apply", "reason": "r"}))
+        .await;
+    assert!(refused.is_error, "{}", refused.text_content());
+
+    // Another change from the same original, applied elsewhere, is not this one.
+    third
+        .call("resolve", json!({"action": "discard", "reason": "r"}))
+        .await;
+    write(root.path(), "a.rs", "fn a() { x.unwrap(); }\n");
+    third
+        .call(
+            "ast_edit",
+            json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}),
+        )
+        .await;
+    let other = builtins().session();
+    other
+        .call(
+            "ast_edit",
+            json!({"ops": [{"pat": "$X.unwrap()", "out": "$X.expect(\"x\")"}], "lang": "rust"}),
+        )
+        .await;
+    other
+        .call("resolve", json!({"action": "apply", "reason": "r"}))
+        .await;
+    let refused = third
+        .call("resolve", json!({"action": "apply", "reason": "r"}))
+        .await;
+    assert!(refused.is_error, "{}", refused.text_content());
+    assert!(
+        refused
+            .text_content()
+            .contains("`a.rs` (modified since it was read)"),
+        "{}",
+        refused.text_content()
+    );
+}

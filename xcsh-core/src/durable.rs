@@ -8,7 +8,7 @@
 //! apply leaves it pending after the restart (and the apply's own stale check decides what
 //! happens then). The file is replaced atomically (written beside it, synced, renamed).
 //!
-//! An action is kept whole when it is durable ([`PendingAction::durable`]; `#[pending(durable)]`
+//! An action is kept whole when it is durable ([`PendingAction::durable`](crate::PendingAction::durable); `#[pending(durable)]`
 //! on a `Serialize + Deserialize` struct): its state is stored with its kind, and the kind's
 //! [`DurableKind`] turns it back into the action. Any other action is stored as its label
 //! only: after a restart the model is told "`<label>` was lost when the server restarted;

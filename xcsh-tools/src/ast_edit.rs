@@ -281,13 +281,21 @@ impl AstEditAction {
 
     async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
         let changes = self.changes.clone();
-        tokio::task::spawn_blocking(move || changes.apply())
-            .await
-            .map_err(|join| ToolError::new(format!("the apply did not complete: {join}")))?
-            .map_err(ApplyError::into_tool_error)?;
-        Ok(AgentToolResult::text(format!(
-            "Applied {}.",
-            summary(self.replacements, self.files)
-        )))
+        let outcome = tokio::task::spawn_blocking(move || match changes.apply() {
+            // Stale because a process applied it and stopped before it could say so (a
+            // restart of a durable session): done, and not written twice.
+            Err(ApplyError::Stale { .. }) if changes.already_applied() => Ok(None),
+            other => other.map(Some),
+        })
+        .await
+        .map_err(|join| ToolError::new(format!("the apply did not complete: {join}")))?
+        .map_err(ApplyError::into_tool_error)?;
+        let what = summary(self.replacements, self.files);
+        Ok(AgentToolResult::text(match outcome {
+            Some(_) => format!("Applied {what}."),
+            None => format!(
+                "Already applied: {what} had been written (by a process that stopped before it could report it); nothing was written now."
+            ),
+        }))
     }
 }

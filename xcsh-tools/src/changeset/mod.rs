@@ -63,6 +63,7 @@ mod diff;
 mod error;
 mod fault;
 mod fingerprint;
+mod framed;
 mod kept;
 mod splice;
 mod undo;

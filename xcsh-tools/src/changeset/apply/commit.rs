@@ -170,6 +170,7 @@ impl Run<'_> {
             None => match undo_store::keep(
                 root,
                 &self.journal(State::Committed),
+                Some(self.cs.effect_digest()),
                 self.cs.ws.undo_limits(),
             ) {
                 Ok(id) => report.undo = Some(id),

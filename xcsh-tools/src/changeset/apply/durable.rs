@@ -17,11 +17,11 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::xxh3_64;
 
 use super::atomic_fs::sync_dir;
 use super::lock::STATE_DIR;
 use crate::changeset::Fingerprint;
+use crate::changeset::framed::Frame;
 
 /// The journal's file name in `.xcsh`.
 pub(crate) const JOURNAL_FILE: &str = "apply.journal";
@@ -189,46 +189,21 @@ pub(crate) fn dec(root: &Path, s: &str) -> Option<PathBuf> {
     Some(root.join(rel))
 }
 
+/// How the journal is framed on disk.
+const FRAME: Frame = Frame {
+    magic: MAGIC,
+    version: VERSION,
+    name: "apply journal",
+    other_version_hint: "; recover with the xcsh that wrote it",
+};
+
 pub(crate) fn encode(journal: &Journal) -> Vec<u8> {
-    // Serialising plain data cannot fail.
-    let body = serde_json::to_vec(journal).unwrap_or_default();
-    let mut out = format!("{MAGIC} {VERSION} {:016x}\n", xxh3_64(&body)).into_bytes();
-    out.extend_from_slice(&body);
-    out
+    FRAME.encode(journal)
 }
 
 /// Why a journal cannot be used; the caller names the file and what to do.
 pub(crate) fn decode(bytes: &[u8]) -> Result<Journal, String> {
-    let Some(nl) = bytes.iter().position(|&b| b == b'\n') else {
-        let ours = bytes.starts_with(MAGIC.as_bytes()) || MAGIC.as_bytes().starts_with(bytes);
-        return Err(if ours {
-            "it is truncated".to_owned()
-        } else {
-            "it is not an xcsh apply journal".to_owned()
-        });
-    };
-    let (head, body) = (&bytes[..nl], &bytes[nl + 1..]);
-    let head = std::str::from_utf8(head).map_err(|_| "it is not an xcsh apply journal")?;
-    let mut words = head.split(' ');
-    if words.next() != Some(MAGIC) {
-        return Err("it is not an xcsh apply journal".to_owned());
-    }
-    match words.next() {
-        Some(v) if v == VERSION.to_string() => {}
-        Some(v) => {
-            return Err(format!(
-                "it has format version {v}, which this xcsh does not know (it knows {VERSION}); \
-                 recover with the xcsh that wrote it"
-            ));
-        }
-        None => return Err("its header is incomplete".to_owned()),
-    }
-    let sum = words.next().ok_or("its header is incomplete")?;
-    if u64::from_str_radix(sum, 16).ok() != Some(xxh3_64(body)) {
-        return Err("it is truncated or corrupt (its checksum does not match)".to_owned());
-    }
-    let journal: Journal =
-        serde_json::from_slice(body).map_err(|e| format!("it is corrupt ({e})"))?;
+    let journal: Journal = FRAME.decode(bytes)?;
     if journal.token.len() != 8 || !journal.token.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err("it is corrupt (bad token)".to_owned());
     }

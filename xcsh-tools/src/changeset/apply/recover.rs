@@ -279,6 +279,7 @@ pub(crate) fn recover_locked(root: &Path) -> Result<RecoveryReport, RecoveryErro
                         let _ = crate::changeset::undo::store::keep(
                             root,
                             &journal,
+                            None,
                             crate::changeset::UndoLimits::default(),
                         );
                     }

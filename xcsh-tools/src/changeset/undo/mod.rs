@@ -227,11 +227,7 @@ impl Undo {
     /// ```
     pub fn last(ws: &Workspace) -> Result<Option<Undo>, UndoError> {
         let root = ws.root();
-        let slots = store::list(root).map_err(|source| UndoError::Io {
-            step: "list the undo records in",
-            path: store::undo_dir(root),
-            source,
-        })?;
+        let slots = slots(root)?;
         let Some(slot) = slots.last().cloned() else {
             return Ok(None);
         };
@@ -261,11 +257,7 @@ impl Undo {
     /// ```
     pub fn history(ws: &Workspace) -> Result<Vec<UndoEntry>, UndoError> {
         let root = ws.root();
-        let slots = store::list(root).map_err(|source| UndoError::Io {
-            step: "list the undo records in",
-            path: store::undo_dir(root),
-            source,
-        })?;
+        let slots = slots(root)?;
         slots
             .iter()
             .map(|slot| {
@@ -422,6 +414,69 @@ impl Undo {
         }
         Ok(report)
     }
+}
+
+impl ChangeSet {
+    /// Whether this change set was already applied: a kept undo record carries its
+    /// [`effect_digest`](Self::effect_digest) (the same paths, from the same fingerprints, to
+    /// the same bytes), and every file is now as that apply left it. What an apply refused as
+    /// stale asks before telling the model someone else changed the files: a process that
+    /// applied it and stopped before it could say so (a crash, a restart of `xcsh serve
+    /// --state`) leaves exactly this. Needs the apply's undo record (see [`UndoLimits`]).
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "old")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify("a.txt", "new")?;
+    /// assert!(!cs.already_applied());
+    /// cs.apply()?;
+    /// assert!(cs.already_applied());
+    /// assert!(cs.apply().is_err()); // stale: the file is no longer "old"
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn already_applied(&self) -> bool {
+        let root = self.ws.root();
+        let Ok(slots) = store::list(root) else {
+            return false;
+        };
+        let effect = self.effect_digest();
+        slots.iter().rev().any(|slot| {
+            store::read(root, slot).is_ok_and(|record| {
+                record.effect.as_deref() == Some(effect.as_str()) && left_as_applied(root, &record)
+            })
+        })
+    }
+}
+
+/// Whether every file is as the recorded apply left it.
+fn left_as_applied(root: &Path, record: &Record) -> bool {
+    let path = |s: &str| store::path(root, s);
+    let fp = |j: &JFp| j.fingerprint();
+    record.ops.iter().all(|op| match op {
+        UOp::Modify { target, now, .. } | UOp::Create { target, now } => {
+            matches!((path(target), fp(now)), (Some(p), Some(f)) if at(&p) == Here::File(f))
+        }
+        UOp::Delete { target, .. } => path(target).is_some_and(|p| at(&p) == Here::Nothing),
+        UOp::Rename {
+            from,
+            to,
+            fp: moved,
+        } => {
+            matches!((path(from), path(to), fp(moved)), (Some(f), Some(t), Some(m))
+                if at(&f) == Here::Nothing && at(&t) == Here::File(m))
+        }
+    })
+}
+
+/// The whole records under `root`, oldest first.
+fn slots(root: &Path) -> Result<Vec<Slot>, UndoError> {
+    store::list(root).map_err(|source| UndoError::Io {
+        step: "list the undo records in",
+        path: store::undo_dir(root),
+        source,
+    })
 }
 
 fn entry(slot: &Slot, record: &Record) -> UndoEntry {

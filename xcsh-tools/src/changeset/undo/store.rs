@@ -16,12 +16,12 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::xxh3_64;
 
 use super::super::apply::atomic_fs::sync_dir;
 use super::super::apply::durable::{JFp, JOp, Journal, dec, enc};
 use super::super::apply::lock::STATE_DIR;
 use super::UndoLimits;
+use crate::changeset::framed::Frame;
 
 const UNDO_DIR: &str = "undo";
 const RECORD_FILE: &str = "record";
@@ -45,6 +45,10 @@ pub(crate) struct Record {
     pub(crate) ops: Vec<UOp>,
     /// Directories the apply created (outermost first), removed by an undo if left empty.
     pub(crate) dirs: Vec<String>,
+    /// The applied change set's [`effect_digest`](crate::changeset::ChangeSet::effect_digest),
+    /// to recognise it as already applied (unknown for an apply finished by recovery).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) effect: Option<String>,
 }
 
 /// One operation of the apply, root-relative paths encoded as in the journal.
@@ -140,38 +144,20 @@ pub(crate) fn read(root: &Path, slot: &Slot) -> Result<Record, String> {
     Ok(record)
 }
 
+/// How a record is framed on disk.
+const FRAME: Frame = Frame {
+    magic: MAGIC,
+    version: VERSION,
+    name: "undo record",
+    other_version_hint: "",
+};
+
 fn encode(record: &Record) -> Vec<u8> {
-    // Serialising plain data cannot fail.
-    let body = serde_json::to_vec(record).unwrap_or_default();
-    let mut out = format!("{MAGIC} {VERSION} {:016x}\n", xxh3_64(&body)).into_bytes();
-    out.extend_from_slice(&body);
-    out
+    FRAME.encode(record)
 }
 
 fn decode(bytes: &[u8]) -> Result<Record, String> {
-    let Some(nl) = bytes.iter().position(|&b| b == b'\n') else {
-        return Err("it is truncated or not an xcsh undo record".to_owned());
-    };
-    let (head, body) = (&bytes[..nl], &bytes[nl + 1..]);
-    let head = std::str::from_utf8(head).map_err(|_| "it is not an xcsh undo record")?;
-    let mut words = head.split(' ');
-    if words.next() != Some(MAGIC) {
-        return Err("it is not an xcsh undo record".to_owned());
-    }
-    match words.next() {
-        Some(v) if v == VERSION.to_string() => {}
-        Some(v) => {
-            return Err(format!(
-                "it has format version {v}, which this xcsh does not know (it knows {VERSION})"
-            ));
-        }
-        None => return Err("its header is incomplete".to_owned()),
-    }
-    let sum = words.next().ok_or("its header is incomplete")?;
-    if u64::from_str_radix(sum, 16).ok() != Some(xxh3_64(body)) {
-        return Err("it is truncated or corrupt (its checksum does not match)".to_owned());
-    }
-    serde_json::from_slice(body).map_err(|e| format!("it is corrupt ({e})"))
+    FRAME.decode(bytes)
 }
 
 /// Why an apply's inverse was not kept, for the report.
@@ -180,7 +166,12 @@ pub(crate) type NotKept = String;
 /// Keeps the inverse of the apply `journal` describes (committed; its backups still exist),
 /// then drops the oldest records beyond `limits`. Runs under the root's lock. Returns the
 /// new record's id, or why none was kept; the apply itself is done either way.
-pub(crate) fn keep(root: &Path, journal: &Journal, limits: UndoLimits) -> Result<u64, NotKept> {
+pub(crate) fn keep(
+    root: &Path,
+    journal: &Journal,
+    effect: Option<String>,
+    limits: UndoLimits,
+) -> Result<u64, NotKept> {
     if limits.is_off() {
         return Err("keeping undo records is turned off".to_owned());
     }
@@ -203,14 +194,20 @@ pub(crate) fn keep(root: &Path, journal: &Journal, limits: UndoLimits) -> Result
         return Ok(same.id);
     }
     let next = slots.last().map_or(1, |s| s.id + 1);
-    write_record(root, journal, bytes, next)
+    write_record(root, journal, effect, bytes, next)
         .map_err(|e| format!("the undo record could not be written ({e})"))?;
     // Over the limits, the oldest go; a failure to remove one only leaves it longer.
     let _ = evict(root, limits);
     Ok(next)
 }
 
-fn write_record(root: &Path, journal: &Journal, bytes: u64, id: u64) -> io::Result<()> {
+fn write_record(
+    root: &Path,
+    journal: &Journal,
+    effect: Option<String>,
+    bytes: u64,
+    id: u64,
+) -> io::Result<()> {
     let undo = undo_dir(root);
     fs::create_dir_all(&undo)?;
     let ignore = root.join(STATE_DIR).join(".gitignore");
@@ -288,6 +285,7 @@ fn write_record(root: &Path, journal: &Journal, bytes: u64, id: u64) -> io::Resu
         bytes,
         ops,
         dirs,
+        effect,
     };
     let mut f = File::create(tmp.join(RECORD_FILE))?;
     f.write_all(&encode(&record))?;
