@@ -85,16 +85,26 @@ def fresh_copy(src: str, dest: str) -> None:
     shutil.copytree(src, dest, symlinks=True)
 
 
+# xcsh's own state in a tree it applied to (the undo record every apply keeps): not part of
+# the edited tree.
+STATE_DIR = ".xcsh"
+
+
 def first_difference(a: str, b: str) -> str | None:
     """The first relative path (in a sorted walk of `a`) whose bytes, kind or presence
-    differ between trees `a` and `b`; None when every entry of `a` is the same in `b`."""
+    differ between trees `a` and `b`; None when every entry of `a` is the same in `b`.
+    xcsh's state directory at the top is left out of both."""
     for root, dirs, files in os.walk(a):
+        if root == a:
+            dirs[:] = [d for d in dirs if d != STATE_DIR]
         dirs.sort()
         rel_root = os.path.relpath(root, a)
         other_root = os.path.join(b, rel_root)
         if not os.path.isdir(other_root):
             return rel_root
         other_names = set(os.listdir(other_root))
+        if rel_root == ".":
+            other_names.discard(STATE_DIR)
         names = set(files) | set(dirs)
         extra = sorted(names ^ other_names)
         if extra:
@@ -112,7 +122,9 @@ def first_difference(a: str, b: str) -> str | None:
 
 def changed_files(orig: str, edited: str) -> int:
     n = 0
-    for root, _dirs, files in os.walk(edited):
+    for root, dirs, files in os.walk(edited):
+        if root == edited:
+            dirs[:] = [d for d in dirs if d != STATE_DIR]
         rel_root = os.path.relpath(root, edited)
         for name in files:
             po = os.path.join(orig, rel_root, name)

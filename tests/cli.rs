@@ -307,7 +307,7 @@ fn ast_edit_errors_exit_2_naming_the_problem() {
             "--lang: `cobol` is not a supported language; use one of: rust, python",
         ),
         (
-            vec!["-p", "$X.unwrap()", "-r", "$X?", "../"],
+            vec!["-p", "$X.unwrap()", "-r", "$X?", "--root", ".", "../"],
             "is outside the root",
         ),
         (
@@ -316,6 +316,8 @@ fn ast_edit_errors_exit_2_naming_the_problem() {
                 "$X.unwrap()",
                 "-r",
                 "$X?",
+                "--root",
+                ".",
                 outside_file.to_str().unwrap(),
             ],
             "is outside the root",
@@ -462,6 +464,31 @@ fn ast_edit_takes_several_pairs_a_glob_a_limit_and_every_language() {
 }
 
 #[test]
+fn ast_edit_takes_a_path_outside_the_current_directory_as_given() {
+    let dir = workspace();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("x.rs"), UNWRAPS).unwrap();
+    std::fs::write(elsewhere.path().join("y.rs"), UNWRAPS).unwrap();
+    let target = elsewhere.path().join("x.rs");
+    let output = run(
+        &mut ast_edit(dir.path(), &["--yes", target.to_str().unwrap()]),
+        "",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(read(elsewhere.path(), "x.rs"), QUESTIONS);
+    assert_eq!(
+        read(elsewhere.path(), "y.rs"),
+        UNWRAPS,
+        "only the path given"
+    );
+    assert_eq!(
+        read(dir.path(), "src/load.rs"),
+        UNWRAPS,
+        "not the current directory"
+    );
+}
+
+#[test]
 fn ast_edit_paths_are_relative_to_the_current_directory() {
     let dir = workspace();
     let mut command = ast_edit(
@@ -529,6 +556,89 @@ fn ast_edit_on_a_terminal_asks_and_applies_only_on_yes() {
     assert!(out.contains("Applied 2 replacements in 1 file."), "{out}");
     assert!(!out.contains("\x1b[3"), "NO_COLOR is honoured: {out:?}");
     assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
+}
+
+/// `xcsh ast-edit -i` over three files on a pseudo-terminal, answering `answers`.
+fn reviewed_on_a_terminal(dir: &Path, answers: &str) -> Option<Output> {
+    if !Path::new("/usr/bin/script").exists() {
+        eprintln!("skipped: /usr/bin/script (util-linux) is not installed");
+        return None;
+    }
+    let line = format!(
+        "{} ast-edit -i -p '$X.unwrap()' -r '$X?' -l rust src",
+        env!("CARGO_BIN_EXE_xcsh")
+    );
+    let mut command = Command::new("/usr/bin/script");
+    command
+        .current_dir(dir)
+        .args(["-qec", &line, "/dev/null"])
+        .env("NO_COLOR", "1");
+    Some(run(&mut command, answers))
+}
+
+#[test]
+fn ast_edit_interactive_applies_exactly_the_accepted_files() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("src/third.rs"), UNWRAPS).unwrap();
+    // src/load.rs, src/other.rs, src/third.rs in path order: accept the first and the third.
+    let Some(output) = reviewed_on_a_terminal(dir.path(), "y\nn\ny\n") else {
+        return;
+    };
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("(1/3) Apply 2 replacements in src/load.rs? [y,n,a,q,?]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("(3/3) Apply 2 replacements in src/third.rs?"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Applied 4 replacements in 2 files (1 file skipped)."),
+        "{out}"
+    );
+    assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
+    assert_eq!(read(dir.path(), "src/other.rs"), UNWRAPS);
+    assert_eq!(read(dir.path(), "src/third.rs"), QUESTIONS);
+}
+
+#[test]
+fn ast_edit_interactive_quit_midway_writes_nothing() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("src/third.rs"), UNWRAPS).unwrap();
+    let Some(output) = reviewed_on_a_terminal(dir.path(), "y\n?\nq\n") else {
+        return;
+    };
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("q - quit, writing nothing at all"),
+        "help on `?`: {out}"
+    );
+    assert!(out.contains("Quit: nothing was written."), "{out}");
+    for file in ["src/load.rs", "src/other.rs", "src/third.rs"] {
+        assert_eq!(read(dir.path(), file), UNWRAPS, "{file}");
+    }
+    // `a` takes the rest without asking.
+    let Some(output) = reviewed_on_a_terminal(dir.path(), "n\na\n") else {
+        return;
+    };
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    assert!(!out.contains("(3/3)"), "{out}");
+    assert_eq!(read(dir.path(), "src/load.rs"), UNWRAPS);
+    assert_eq!(read(dir.path(), "src/other.rs"), QUESTIONS);
+    assert_eq!(read(dir.path(), "src/third.rs"), QUESTIONS);
+}
+
+#[test]
+fn ast_edit_interactive_without_a_terminal_is_refused() {
+    let dir = workspace();
+    let output = run(&mut ast_edit(dir.path(), &["-i"]), "y\n");
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("-i reviews file by file on a terminal"));
+    assert_eq!(read(dir.path(), "src/load.rs"), UNWRAPS);
 }
 
 // ---------------------------------------------------------------------------------------

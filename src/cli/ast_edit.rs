@@ -14,7 +14,7 @@ use xcsh::tools::workspace::{PathError, Workspace};
 use xcsh::tools::{preview_notes, render_preview, summary};
 
 use super::progress::StderrProgress;
-use super::{Failure, confirm, root, style, undo};
+use super::{Failure, confirm, review, root, style, undo};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -34,8 +34,12 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
     /// Apply without asking.
-    #[arg(short = 'y', long)]
+    #[arg(short = 'y', long, conflicts_with = "interactive")]
     yes: bool,
+    /// Review file by file on the terminal (y apply, n skip, a this and the rest, q quit
+    /// writing nothing); what was accepted is applied as one atomic change.
+    #[arg(short = 'i', long)]
+    interactive: bool,
     #[command(flatten)]
     undo: undo::UndoArgs,
     /// The directory edits are confined to (default: the current directory).
@@ -55,7 +59,13 @@ fn lang_help() -> String {
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
-    let root = root::workspace_root(args.root.as_deref())?;
+    // A person typing a path means that path: without --root, the root is the current
+    // directory, or the directory holding every PATH given when one lies outside it.
+    let implied = match &args.root {
+        Some(_) => None,
+        None => root_of_paths(&args.paths)?,
+    };
+    let root = root::workspace_root(args.root.as_deref().or(implied.as_deref()))?;
     let ws = Workspace::new(&root)
         .map_err(|e| Failure(format!("--root: {e}")))?
         .with_undo(args.undo.limits());
@@ -106,6 +116,10 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         writeln!(stdout, "{}", render_preview(&plan, 0)).map_err(write_failed)?;
         return Ok(ExitCode::SUCCESS);
     }
+    if args.interactive {
+        drop(stdout);
+        return reviewed(ws, plan);
+    }
     show(&mut stdout, &plan).map_err(write_failed)?;
     drop(stdout);
 
@@ -117,6 +131,44 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     apply(ws, plan)?;
     let mut stdout = anstream::stdout().lock();
     style::line(&mut stdout, style::OK, &format!("Applied {what}.")).map_err(write_failed)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `-i`: file by file, then the accepted files in one apply.
+fn reviewed(ws: Workspace, mut plan: EditPlan) -> Result<ExitCode, Failure> {
+    if !confirm::at_a_terminal() {
+        return Err(Failure(
+            "-i reviews file by file on a terminal, and there is none here: run it in a terminal, or drop -i (and add --yes to apply everything)".to_owned(),
+        ));
+    }
+    let chosen = match review::review(&plan)? {
+        review::Review::Quit => {
+            eprintln!("Quit: nothing was written.");
+            return Ok(ExitCode::from(confirm::NOT_APPLIED));
+        }
+        review::Review::Apply(chosen) => chosen,
+    };
+    let skipped = plan.files.len() - chosen.len();
+    if chosen.is_empty() {
+        eprintln!("No file accepted: nothing was written.");
+        return Ok(ExitCode::from(confirm::NOT_APPLIED));
+    }
+    let mut index = 0;
+    plan.files.retain(|_| {
+        index += 1;
+        chosen.contains(&(index - 1))
+    });
+    let replacements = plan.files.iter().map(|f| f.replacements.len()).sum();
+    let what = summary(replacements, plan.files.len());
+    apply(ws, plan)?;
+    let skipped = match skipped {
+        0 => String::new(),
+        1 => " (1 file skipped)".to_owned(),
+        n => format!(" ({n} files skipped)"),
+    };
+    let mut stdout = anstream::stdout().lock();
+    style::line(&mut stdout, style::OK, &format!("Applied {what}{skipped}."))
+        .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -145,6 +197,48 @@ fn scope_paths(root: &Path, paths: &[String]) -> Result<Vec<String>, Failure> {
             })
         })
         .collect()
+}
+
+/// The deepest directory holding every path given, when one of them lies outside the current
+/// directory; `None` when they all lie inside (or none is given). A glob counts from its
+/// first component with a wildcard; a path that does not exist, from its parent.
+fn root_of_paths(paths: &[String]) -> Result<Option<PathBuf>, Failure> {
+    let cwd = std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .map_err(|e| Failure(format!("cannot read the current directory: {e}")))?;
+    let mut dirs = Vec::new();
+    for given in paths {
+        let literal: PathBuf = Path::new(given)
+            .components()
+            .take_while(|c| {
+                !c.as_os_str()
+                    .to_string_lossy()
+                    .contains(['*', '?', '[', '{'])
+            })
+            .collect();
+        let joined = normalize(&cwd.join(literal));
+        let resolved = joined.canonicalize().unwrap_or(joined);
+        let dir = if resolved.is_dir() {
+            resolved
+        } else {
+            resolved
+                .parent()
+                .map_or(resolved.clone(), Path::to_path_buf)
+        };
+        dirs.push(dir);
+    }
+    if dirs.iter().all(|d| d.starts_with(&cwd)) {
+        return Ok(None);
+    }
+    let mut common = dirs[0].clone();
+    for dir in &dirs[1..] {
+        while !dir.starts_with(&common) {
+            if !common.pop() {
+                break;
+            }
+        }
+    }
+    Ok(Some(common))
 }
 
 /// `a/./b/../c` as `a/c`, without touching the file system (the path may be a glob).

@@ -13,8 +13,7 @@ pub(crate) fn go_ahead(yes: bool, question: &str) -> Result<bool, Failure> {
     if yes {
         return Ok(true);
     }
-    let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    if !interactive {
+    if !at_a_terminal() {
         eprintln!(
             "Preview only: nothing was written, since there is no terminal to ask on. Re-run with --yes to apply."
         );
@@ -28,16 +27,28 @@ pub(crate) fn go_ahead(yes: bool, question: &str) -> Result<bool, Failure> {
 }
 
 fn ask(question: &str) -> Result<bool, Failure> {
-    let mut stderr = anstream::stderr().lock();
-    let _ = write!(stderr, "{}{question}{:#}", style::FILE, style::FILE);
-    let _ = stderr.flush();
-    let mut answer = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| Failure(format!("cannot read the answer from stdin: {e}")))?;
+    let answer = answer(question)?.unwrap_or_default();
     Ok(matches!(
         answer.trim().to_ascii_lowercase().as_str(),
         "y" | "yes"
     ))
+}
+
+/// Asks `question` on stderr and reads one line of stdin, lower-cased; `None` at the end of
+/// the input.
+pub(crate) fn answer(question: &str) -> Result<Option<String>, Failure> {
+    let mut stderr = anstream::stderr().lock();
+    let _ = write!(stderr, "{}{question}{:#}", style::FILE, style::FILE);
+    let _ = stderr.flush();
+    let mut answer = String::new();
+    let read = std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure(format!("cannot read the answer from stdin: {e}")))?;
+    Ok((read > 0).then(|| answer.to_ascii_lowercase()))
+}
+
+/// Whether a person is at the terminal (stdin and stdout both one).
+pub(crate) fn at_a_terminal() -> bool {
+    std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
 }

@@ -7,6 +7,7 @@ mod demo;
 mod logging;
 mod progress;
 mod recover;
+mod review;
 mod root;
 mod serve;
 mod session;
