@@ -486,6 +486,16 @@ fn ast_edit_takes_a_path_outside_the_current_directory_as_given() {
         UNWRAPS,
         "not the current directory"
     );
+
+    // Judged on the path as written: a link in the current directory that leads out is
+    // still confined (refused), not taken as a wider root.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("out")).unwrap();
+        let output = run(&mut ast_edit(dir.path(), &["--yes", "out/y.rs"]), "");
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert_eq!(read(elsewhere.path(), "y.rs"), UNWRAPS);
+    }
 }
 
 #[test]

@@ -117,6 +117,8 @@ fn cli_ast_edit_never_reads_or_writes_outside_the_root() {
     for path in hostile_paths(&fx) {
         for lang in [None, Some("rust")] {
             let mut command = Command::new(env!("CARGO_BIN_EXE_xcsh"));
+            // The root given explicitly: without `--root`, a path outside the current
+            // directory moves the root to it (a person means the path they type).
             command.current_dir(&fx.root).env_remove("RUST_LOG").args([
                 "ast-edit",
                 "-p",
@@ -124,6 +126,8 @@ fn cli_ast_edit_never_reads_or_writes_outside_the_root() {
                 "-r",
                 "$X.expect(\"pwned\")",
                 "--yes",
+                "--root",
+                ".",
             ]);
             if let Some(lang) = lang {
                 command.args(["-l", lang]);

@@ -200,8 +200,10 @@ fn scope_paths(root: &Path, paths: &[String]) -> Result<Vec<String>, Failure> {
 }
 
 /// The deepest directory holding every path given, when one of them lies outside the current
-/// directory; `None` when they all lie inside (or none is given). A glob counts from its
-/// first component with a wildcard; a path that does not exist, from its parent.
+/// directory as written (`..`, an absolute path elsewhere); `None` when they all lie inside
+/// (or none is given). Judged on the text, not on where links lead: a link inside the current
+/// directory that leads out is still refused by the root's confinement. A glob counts from
+/// its first component with a wildcard; a path that is not a directory, from its parent.
 fn root_of_paths(paths: &[String]) -> Result<Option<PathBuf>, Failure> {
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())
@@ -217,13 +219,10 @@ fn root_of_paths(paths: &[String]) -> Result<Option<PathBuf>, Failure> {
             })
             .collect();
         let joined = normalize(&cwd.join(literal));
-        let resolved = joined.canonicalize().unwrap_or(joined);
-        let dir = if resolved.is_dir() {
-            resolved
+        let dir = if joined.is_dir() && !joined.is_symlink() {
+            joined
         } else {
-            resolved
-                .parent()
-                .map_or(resolved.clone(), Path::to_path_buf)
+            joined.parent().map_or(joined.clone(), Path::to_path_buf)
         };
         dirs.push(dir);
     }
