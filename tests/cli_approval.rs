@@ -179,6 +179,53 @@ fn rules_decide_three_previews_three_ways_and_the_audit_names_each_maker() {
 }
 
 #[test]
+fn the_audit_holds_file_contents_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    let script = dir.path().join("script.jsonl");
+    std::fs::write(&script, edit("src")).unwrap();
+    for contents in [false, true] {
+        std::fs::write(root.join("src/b.py"), "print('confidential')\n").unwrap();
+        let audit = dir.path().join(format!("audit-{contents}.jsonl"));
+        let mut command = xcsh();
+        command
+            .arg("session")
+            .arg(&script)
+            .arg("--root")
+            .arg(&root)
+            .arg("--audit")
+            .arg(&audit);
+        if contents {
+            command.arg("--audit-contents");
+        }
+        let output = run(&mut command, "");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let log = std::fs::read_to_string(&audit).unwrap();
+        assert_eq!(log.contains("confidential"), contents, "{log}");
+        if contents {
+            let resolve: Value = log
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .find(|l| l["event"] == "resolve")
+                .unwrap();
+            assert_eq!(resolve["files"][0]["beforeText"], "print('confidential')\n");
+            assert_eq!(resolve["files"][0]["afterText"], "log('confidential')\n");
+        }
+    }
+    // --audit-contents needs --audit.
+    let output = run(
+        xcsh().arg("session").arg(&script).arg("--audit-contents"),
+        "",
+    );
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
 fn a_malformed_policy_file_is_refused_at_start_with_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("rules.toml");

@@ -18,6 +18,10 @@ pub(crate) struct ApprovalArgs {
     /// FILE.
     #[arg(long, value_name = "FILE")]
     audit: Option<PathBuf>,
+    /// Also record file contents in the audit log: the whole text of every file an apply
+    /// touches, before and after (off: only hashes, since code can be confidential).
+    #[arg(long, requires = "audit")]
+    audit_contents: bool,
 }
 
 impl ApprovalArgs {
@@ -55,7 +59,7 @@ impl ApprovalArgs {
                     path.display()
                 ))
             })?;
-            builder = builder.audit(log);
+            builder = builder.audit(log.with_contents(self.audit_contents));
         }
         Ok(builder)
     }

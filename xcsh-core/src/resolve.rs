@@ -297,7 +297,7 @@ pub(crate) async fn resolve_as(
     let files = match (action, store.audit()) {
         (ResolveAction::Apply, Some(audit)) => {
             let paths = EffectFacts::of(&summary).files;
-            let before = audit.hashes(&paths);
+            let before = audit.states(&paths);
             Some((paths, before))
         }
         _ => None,

@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 use crate::pending::PendingSummary;
 
 /// An append-only record of decisions: one JSON object per line, flushed per line, never any
-/// file contents (files appear as root-relative paths with `sha256:` hashes, and the
-/// replacement texts of the details — `before`, `after`, `text`, `content`, `contents` — as
-/// their hashes).
+/// file contents unless asked ([`with_contents`](Self::with_contents)): files appear as
+/// root-relative paths with `sha256:` hashes, and the replacement texts of the details —
+/// `before`, `after`, `text`, `content`, `contents` — as their hashes.
 ///
 /// Lines (every one has `event`, `time` in Unix seconds and `session`):
 ///
@@ -24,7 +24,9 @@ use crate::pending::PendingSummary;
 ///   "rule":<name or null>,"outcome":"applied"|"discarded"|"declined"|"denied"|"pending"|"failed",
 ///   "effectDigest":…,"files":[{"path":…,"before":"sha256:…","after":"sha256:…"}]}`
 ///
-/// (`files` on an apply whose details name files; a missing file hashes as `null`.)
+/// (`files` on an apply whose details name files; a missing file hashes as `null`. With
+/// contents, each file also has `beforeText` and `afterText`, its whole text, `null` when it
+/// is missing or not UTF-8, and the push's details keep their texts.)
 ///
 /// ```
 /// use xcsh_core::approval::AuditLog;
@@ -35,6 +37,7 @@ use crate::pending::PendingSummary;
 /// ```
 pub struct AuditLog {
     out: Mutex<Box<dyn Write + Send>>,
+    contents: bool,
 }
 
 impl AuditLog {
@@ -48,7 +51,28 @@ impl AuditLog {
     pub fn from_writer(out: impl Write + Send + 'static) -> Self {
         AuditLog {
             out: Mutex::new(Box::new(out)),
+            contents: false,
         }
+    }
+
+    /// Records file contents too: the whole text of every file an apply touches, before and
+    /// after, and the details' replacement texts as they are (`xcsh --audit-contents`). Off by
+    /// default: code can be confidential, and hashes prove what was written.
+    ///
+    /// ```
+    /// use xcsh_core::approval::AuditLog;
+    /// let log = AuditLog::from_writer(std::io::sink()).with_contents(true);
+    /// assert!(log.records_contents());
+    /// ```
+    #[must_use]
+    pub fn with_contents(mut self, contents: bool) -> Self {
+        self.contents = contents;
+        self
+    }
+
+    /// Whether file contents are recorded.
+    pub fn records_contents(&self) -> bool {
+        self.contents
     }
 
     /// Writes one event as a line. A failed write is logged and does not stop the session.
@@ -90,17 +114,51 @@ impl AuditSink {
             "id": summary.id,
             "tool": summary.source_tool_name,
             "label": summary.label,
-            "details": summary.details.as_ref().map(without_contents),
+            "details": summary.details.as_ref().map(|d| {
+                if self.log.contents {
+                    d.clone()
+                } else {
+                    without_contents(d)
+                }
+            }),
             "effectDigest": effect_digest,
         }));
     }
 
-    /// The hash of each file, root-relative, now.
-    pub(crate) fn hashes(&self, files: &[String]) -> Vec<Option<String>> {
+    /// Each file, root-relative, now: its hash, and its text when contents are recorded.
+    pub(crate) fn states(&self, files: &[String]) -> Vec<FileState> {
         files
             .iter()
-            .map(|file| file_hash(&self.root.join(file)))
+            .map(|file| {
+                let bytes = std::fs::read(self.root.join(file)).ok();
+                FileState {
+                    hash: bytes.as_deref().map(super::sha256_hex),
+                    text: bytes
+                        .filter(|_| self.log.contents)
+                        .and_then(|b| String::from_utf8(b).ok()),
+                }
+            })
             .collect()
+    }
+}
+
+/// A file as the audit saw it.
+#[derive(Debug, Clone)]
+pub(crate) struct FileState {
+    pub(crate) hash: Option<String>,
+    /// Only when contents are recorded (and the file is UTF-8).
+    pub(crate) text: Option<String>,
+}
+
+impl FileState {
+    /// `{"path", "before", "after"}`, and the texts when contents are recorded.
+    pub(crate) fn json(path: &str, before: &FileState, after: &FileState, contents: bool) -> Value {
+        let mut entry = json!({"path": path, "before": before.hash, "after": after.hash});
+        if contents {
+            entry["beforeText"] = json!(before.text);
+            entry["afterText"] = json!(after.text);
+        }
+        entry
     }
 }
 
@@ -125,11 +183,4 @@ fn without_contents(details: &Value) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(without_contents).collect()),
         other => other.clone(),
     }
-}
-
-/// `sha256:…` of a file's bytes, or `None` when it cannot be read.
-fn file_hash(path: &Path) -> Option<String> {
-    std::fs::read(path)
-        .ok()
-        .map(|bytes| super::sha256_hex(&bytes))
 }

@@ -6,6 +6,7 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt;
 use serde_json::{Value, json};
 
+use super::audit::FileState;
 use super::{
     ApprovalAnswer, ApprovalConfig, ApprovalPolicy, ApprovalRequest, Decision, EffectFacts,
 };
@@ -52,7 +53,7 @@ impl ResolveAudit<'_> {
         &self,
         note: &Note,
         outcome: &str,
-        files: Option<(&[String], &[Option<String>])>,
+        files: Option<(&[String], &[FileState])>,
     ) {
         let Some(audit) = self.store.audit() else {
             return;
@@ -75,12 +76,13 @@ impl ResolveAudit<'_> {
             "effectDigest": self.effect_digest,
         });
         if let Some((paths, before)) = files {
-            let after = audit.hashes(paths);
+            let after = audit.states(paths);
+            let contents = audit.log.records_contents();
             line["files"] = paths
                 .iter()
                 .zip(before)
-                .zip(after)
-                .map(|((path, before), after)| json!({"path": path, "before": before, "after": after}))
+                .zip(&after)
+                .map(|((path, before), after)| FileState::json(path, before, after, contents))
                 .collect();
         }
         audit.log.record(line);
