@@ -597,7 +597,7 @@ fn ast_edit_interactive_applies_exactly_the_accepted_files() {
     let out = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{out}");
     assert!(
-        out.contains("(1/3) Apply 2 replacements in src/load.rs? [y,n,a,q,?]"),
+        out.contains("(1/3) Apply 2 replacements in src/load.rs? [y,n,a,s,q,?]"),
         "{out}"
     );
     assert!(
@@ -640,6 +640,31 @@ fn ast_edit_interactive_quit_midway_writes_nothing() {
     assert_eq!(read(dir.path(), "src/load.rs"), UNWRAPS);
     assert_eq!(read(dir.path(), "src/other.rs"), QUESTIONS);
     assert_eq!(read(dir.path(), "src/third.rs"), QUESTIONS);
+}
+
+#[test]
+fn ast_edit_interactive_splits_a_file_into_its_replacements() {
+    let dir = workspace();
+    // load.rs: split, take the first replacement only; other.rs: skip.
+    let Some(output) = reviewed_on_a_terminal(dir.path(), "s\ny\nn\nn\n") else {
+        return;
+    };
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    assert!(out.contains("@@ src/load.rs:2 @@"), "{out}");
+    assert!(
+        out.contains("(1/2) Apply this replacement at line 2? [y,n,a,d,q,?]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Applied 1 replacement in 1 file (1 file skipped)."),
+        "{out}"
+    );
+    assert_eq!(
+        read(dir.path(), "src/load.rs"),
+        "fn load() -> Result<(), E> {\n    let a = f()?;\n    g(a).unwrap();\n    Ok(())\n}\n"
+    );
+    assert_eq!(read(dir.path(), "src/other.rs"), UNWRAPS);
 }
 
 #[test]

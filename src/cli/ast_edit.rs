@@ -135,7 +135,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
 }
 
 /// `-i`: file by file, then the accepted files in one apply.
-fn reviewed(ws: Workspace, mut plan: EditPlan) -> Result<ExitCode, Failure> {
+fn reviewed(ws: Workspace, plan: EditPlan) -> Result<ExitCode, Failure> {
     if !confirm::at_a_terminal() {
         return Err(Failure(
             "-i reviews file by file on a terminal, and there is none here: run it in a terminal, or drop -i (and add --yes to apply everything)".to_owned(),
@@ -153,14 +153,25 @@ fn reviewed(ws: Workspace, mut plan: EditPlan) -> Result<ExitCode, Failure> {
         eprintln!("No file accepted: nothing was written.");
         return Ok(ExitCode::from(confirm::NOT_APPLIED));
     }
-    let mut index = 0;
-    plan.files.retain(|_| {
-        index += 1;
-        chosen.contains(&(index - 1))
-    });
-    let replacements = plan.files.iter().map(|f| f.replacements.len()).sum();
-    let what = summary(replacements, plan.files.len());
-    apply(ws, plan)?;
+    // Only the accepted files, and of a split file only its accepted replacements.
+    let mut changes = ChangeSet::new(ws);
+    let mut replacements = 0;
+    for (index, only) in &chosen {
+        let file = &plan.files[*index];
+        let keep = |i: &usize| only.as_ref().is_none_or(|only| only.contains(i));
+        let splices: Vec<_> = file
+            .splices()
+            .enumerate()
+            .filter(|(i, _)| keep(i))
+            .map(|(_, s)| s)
+            .collect();
+        replacements += splices.len();
+        changes
+            .modify_splicing(&file.path, file.fingerprint, splices)
+            .map_err(|e| Failure(format!("cannot stage the edit of `{}`: {e}", file.display)))?;
+    }
+    let what = summary(replacements, chosen.len());
+    changes.apply().map_err(|e| Failure(e.to_string()))?;
     let skipped = match skipped {
         0 => String::new(),
         1 => " (1 file skipped)".to_owned(),
