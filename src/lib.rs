@@ -59,7 +59,7 @@ pub mod pending {
         PendingActionStore, PendingEvent, PendingFn, PendingId, PendingSummary, RESOLVE_REMINDER,
         RESOLVE_TOOL_LABEL, RESOLVE_TOOL_NAME, Reminders, Resolution, ResolutionView,
         ResolveAction, ResolveArgs, ResolveError, ResolveTool, STORE_UNAVAILABLE,
-        describe_with_stack, resolve,
+        describe_with_stack, resolve, resolve_files,
     };
     /// Durable pending stacks: kept in a state directory across restarts
     /// ([`Registry::durable_session`](crate::session::Registry::durable_session),

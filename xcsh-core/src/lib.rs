@@ -91,6 +91,7 @@ pub use render::ResolutionView;
 pub use resolve::{
     APPLY_FAILED_PREFIX, NOTHING_PENDING, RESOLVE_TOOL_LABEL, RESOLVE_TOOL_NAME, Resolution,
     ResolveAction, ResolveArgs, ResolveError, ResolveTool, describe_with_stack, resolve,
+    resolve_files,
 };
 pub use result::{AgentToolResult, Content, IntoToolResult};
 pub use schema::JsonObject;

@@ -88,6 +88,19 @@ pub trait PendingAction: Send + 'static {
     fn durable(&self) -> Option<crate::durable::DurableState> {
         None
     }
+
+    /// Narrows the action to the part of its effect on `files` (root-relative paths, as its
+    /// details name them), for a partial apply ([`resolve_files`](crate::resolve_files)).
+    /// `#[pending(select_fn = method)]` routes it to a method. The default refuses: the
+    /// action is applied or discarded whole. The error says why (e.g. a file the action does
+    /// not touch), and the action must be unchanged then.
+    fn select_files(&mut self, files: &[String]) -> Result<(), String> {
+        let _ = files;
+        Err(format!(
+            "`{}` cannot be applied in part: apply or discard it whole",
+            self.label()
+        ))
+    }
 }
 
 /// The object-safe form the store keeps; blanket-implemented for every [`PendingAction`].
@@ -99,6 +112,9 @@ trait ErasedAction: Send {
     fn reject_boxed<'a>(&'a mut self, reason: &'a str) -> BoxFuture<'a, Option<AgentToolResult>>;
     fn effect_digest_dyn(&self) -> String;
     fn durable_dyn(&self) -> Option<crate::durable::DurableState>;
+    fn select_files_dyn(&mut self, files: &[String]) -> Result<(), String>;
+    fn label_dyn(&self) -> String;
+    fn details_dyn(&self) -> Option<Value>;
 }
 
 impl<T: PendingAction> ErasedAction for T {
@@ -116,6 +132,15 @@ impl<T: PendingAction> ErasedAction for T {
     }
     fn durable_dyn(&self) -> Option<crate::durable::DurableState> {
         self.durable()
+    }
+    fn select_files_dyn(&mut self, files: &[String]) -> Result<(), String> {
+        self.select_files(files)
+    }
+    fn label_dyn(&self) -> String {
+        self.label()
+    }
+    fn details_dyn(&self) -> Option<Value> {
+        self.details()
     }
 }
 
@@ -169,6 +194,22 @@ impl PendingEntry {
     /// The effect digest taken at push time.
     pub(crate) fn effect_digest(&self) -> &str {
         &self.effect_digest
+    }
+
+    /// Narrows the action to its effect on `files`, and its summary and digest with it. A
+    /// panic in the action's `select_files` is an error too.
+    pub(crate) fn narrow(&mut self, files: &[String]) -> Result<(), String> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| self.action.select_files_dyn(files)))
+            .unwrap_or_else(|payload| {
+                Err(format!(
+                    "selecting files panicked: {}",
+                    panic_message(payload.as_ref())
+                ))
+            })?;
+        self.summary.label = self.action.label_dyn();
+        self.summary.details = self.action.details_dyn();
+        self.effect_digest = self.action.effect_digest_dyn();
+        Ok(())
     }
 
     /// The effect digest now; a panic in it counts as a different effect.

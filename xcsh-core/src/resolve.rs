@@ -197,7 +197,46 @@ pub async fn resolve(
     action: ResolveAction,
     reason: &str,
 ) -> Result<Resolution, ResolveError> {
-    resolve_as(store, action, reason, Caller::Host).await
+    resolve_as(store, action, reason, Caller::Host, None).await
+}
+
+/// Applies only the part of the top action that touches `files` (root-relative paths, as
+/// its details name them), and drops the rest: a person's partial approval, given by the host
+/// (no approval policy applies). The action narrows itself
+/// ([`PendingAction::select_files`]); one that cannot, or a selection naming files it does
+/// not touch, is refused with [`ResolveError::ApplyFailed`] (kind `Refused`) and stays
+/// pending, whole. If the narrowed apply fails, the narrowed action stays pending.
+///
+/// ```
+/// use xcsh_core::{resolve_files, AgentToolResult, ErrorKind, PendingAction, PendingActionStore, ResolveError, ToolError};
+///
+/// struct Whole;
+/// impl PendingAction for Whole {
+///     fn label(&self) -> String { "Whole".into() }
+///     async fn apply(&mut self, _: &str) -> Result<AgentToolResult, ToolError> { Ok(().into()) }
+/// }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let store = PendingActionStore::new();
+/// store.push(Whole);
+/// let err = resolve_files(&store, &["a.rs".into()], "only a").await.unwrap_err();
+/// assert!(matches!(&err, ResolveError::ApplyFailed { cause, .. } if cause.kind() == &ErrorKind::Refused));
+/// assert!(err.to_string().contains("cannot be applied in part"), "{err}");
+/// assert_eq!(store.len(), 1); // still pending, whole
+/// # });
+/// ```
+pub async fn resolve_files(
+    store: &PendingActionStore,
+    files: &[String],
+    reason: &str,
+) -> Result<Resolution, ResolveError> {
+    resolve_as(
+        store,
+        ResolveAction::Apply,
+        reason,
+        Caller::Host,
+        Some(files),
+    )
+    .await
 }
 
 /// Who is resolving: the host (a person's decision already) or the model through the
@@ -213,9 +252,21 @@ pub(crate) async fn resolve_as(
     action: ResolveAction,
     reason: &str,
     caller: Caller<'_>,
+    only: Option<&[String]>,
 ) -> Result<Resolution, ResolveError> {
     let _serialised = store.resolving.lock().await;
-    let (place, entry) = store.pop().ok_or(ResolveError::NothingPending)?;
+    let (place, mut entry) = store.pop().ok_or(ResolveError::NothingPending)?;
+    if let Some(files) = only
+        && let Err(why) = entry.narrow(files)
+    {
+        let summary = entry.summary().clone();
+        store.restore(place, entry);
+        return Err(ResolveError::ApplyFailed {
+            summary,
+            reason: reason.to_owned(),
+            cause: ToolError::with_kind(ErrorKind::Refused, why),
+        });
+    }
     let summary = entry.summary().clone();
     let effect_digest = entry.effect_digest().to_owned();
     // If this future is dropped mid-way (its caller was cancelled), the action goes back on
@@ -474,7 +525,7 @@ impl Tool for ResolveTool {
             let action = args.action;
             let approval = ctx.approval.clone().unwrap_or_default();
             let outcome = tokio::spawn(async move {
-                resolve_as(&store, action, &reason, Caller::Model(&approval)).await
+                resolve_as(&store, action, &reason, Caller::Model(&approval), None).await
             })
             .await
             .map_err(|join| {

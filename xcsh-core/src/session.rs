@@ -184,6 +184,16 @@ impl Session {
         resolve(&self.store, action, reason).await
     }
 
+    /// Applies only the part of the top action touching `files` (see
+    /// [`resolve_files`](crate::resolve_files)): a person's partial approval, from the host.
+    pub async fn resolve_files(
+        &self,
+        files: &[String],
+        reason: &str,
+    ) -> Result<Resolution, ResolveError> {
+        crate::resolve::resolve_files(&self.store, files, reason).await
+    }
+
     /// Takes the reminders queued for the model (one per pushed preview).
     pub fn take_reminders(&self) -> Vec<String> {
         self.reminders.drain()

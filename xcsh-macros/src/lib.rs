@@ -193,6 +193,7 @@ pub fn custom_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `details` | flag: the struct serialised (the macro derives `Serialize`); `= field`: that field |
 /// | `details_fn` | `= method` returning `impl Serialize` |
 /// | `effect_digest_fn` | `= method` returning `String`: the digest of the exact effect a person's approval binds (`PendingAction::effect_digest`; default: over the source tool, label and details). Give one when the details do not show every byte written, e.g. `ChangeSet::effect_digest` |
+/// | `select_fn` | `= method` with `fn(&mut self, files: &[String]) -> Result<(), String>`: narrows the action to its effect on those files, for a partial apply (`resolve_files`); without it the action is applied whole only |
 /// | `durable` | flag: the struct (`Serialize + Deserialize`) is kept whole in a durable session's state directory and restored after a restart (`Registry::durable_session`); without it a restart reports the action lost |
 /// | `crate` | path of a crate re-exporting xcsh |
 #[proc_macro_attribute]

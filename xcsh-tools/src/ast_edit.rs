@@ -262,7 +262,8 @@ pub fn preview_notes(plan: &EditPlan) -> Vec<String> {
     source = AstEdit,
     details = details,
     // The details show each replacement shortened; the approval binds the exact bytes.
-    effect_digest_fn = digest
+    effect_digest_fn = digest,
+    select_fn = only
 )]
 #[derive(serde::Serialize, serde::Deserialize)]
 struct AstEditAction {
@@ -274,6 +275,35 @@ struct AstEditAction {
 }
 
 impl AstEditAction {
+    /// Narrows the edit to `files` (a person's partial approval): the change set, the counts
+    /// and the details' file list.
+    fn only(&mut self, files: &[String]) -> Result<(), String> {
+        let mut changes = self.changes.clone();
+        changes.retain_files(files)?;
+        let mut details = self.details.clone();
+        let mut replacements = 0;
+        if let Some(list) = details.get_mut("files").and_then(Value::as_array_mut) {
+            list.retain(|f| {
+                f["file"]
+                    .as_str()
+                    .is_some_and(|f| files.iter().any(|g| g == f))
+            });
+            replacements = list
+                .iter()
+                .map(|f| f["replacements"].as_array().map_or(0, Vec::len))
+                .sum();
+        }
+        if let Some(totals) = details.get_mut("totals").and_then(Value::as_object_mut) {
+            totals.insert("replacements".into(), replacements.into());
+            totals.insert("filesChanged".into(), changes.len().into());
+        }
+        self.files = changes.len();
+        self.replacements = replacements;
+        self.changes = changes;
+        self.details = details;
+        Ok(())
+    }
+
     /// Paths, the fingerprints of what was previewed, and every edit: what is written.
     fn digest(&self) -> String {
         self.changes.effect_digest()

@@ -399,3 +399,51 @@ async fn the_session_config_sets_the_preview_budget() {
     assert!(!text.contains("+++ b/src/b.rs"), "{text}");
     assert!(text.contains(omitted), "{text}");
 }
+
+#[tokio::test]
+async fn a_host_applies_the_files_a_person_chose_and_drops_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.rs", "b.rs", "c.rs"] {
+        std::fs::write(dir.path().join(name), "fn f() { x.unwrap(); }\n").unwrap();
+    }
+    let session = common::session(dir.path());
+    session
+        .call(
+            "ast_edit",
+            serde_json::json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}),
+        )
+        .await;
+
+    // A file the change does not touch: refused, and the action stays whole.
+    let err = session
+        .resolve_files(&["d.rs".to_owned()], "only d")
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`d.rs` is not in this change; it touches: a.rs, b.rs, c.rs"),
+        "{err}"
+    );
+    assert_eq!(
+        session.pending().peek().unwrap().label,
+        "AST Edit: 3 replacements in 3 files"
+    );
+
+    let done = session
+        .resolve_files(
+            &["a.rs".to_owned(), "c.rs".to_owned()],
+            "the person took two",
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.summary.label, "AST Edit: 2 replacements in 2 files");
+    assert_eq!(
+        done.result.text_content(),
+        "Applied 2 replacements in 2 files."
+    );
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    assert_eq!(read("a.rs"), "fn f() { x?; }\n");
+    assert_eq!(read("b.rs"), "fn f() { x.unwrap(); }\n");
+    assert_eq!(read("c.rs"), "fn f() { x?; }\n");
+    assert!(session.pending().is_empty(), "the rest is dropped");
+}

@@ -50,6 +50,11 @@ pub(crate) const KEYS: &[KeySpec] = &[
         example: "`effect_digest_fn = digest` (calls `fn digest(&self) -> String`, the digest of the exact effect a person approves)",
     },
     KeySpec {
+        name: "select_fn",
+        kind: Kind::Ident,
+        example: "`select_fn = only` (calls `fn only(&mut self, files: &[String]) -> Result<(), String>` for a partial apply)",
+    },
+    KeySpec {
         name: "durable",
         kind: Kind::Flag,
         example: "`durable` (the struct is `Serialize + Deserialize`: a durable session keeps it across restarts)",
@@ -93,6 +98,7 @@ pub(crate) struct Attr {
     pub(crate) details_fn: Option<Ident>,
     pub(crate) details_fn_key: Option<Ident>,
     pub(crate) effect_digest_fn: Option<Ident>,
+    pub(crate) select_fn: Option<Ident>,
     /// `durable`, when given (its span, to point at).
     pub(crate) durable: Option<LitBool>,
     /// An unknown key was reported as a misspelt `apply` (so its absence is not reported
@@ -144,6 +150,7 @@ pub(crate) fn parse(
         details_fn: ident(value("details_fn")),
         details_fn_key,
         effect_digest_fn: ident(value("effect_digest_fn")),
+        select_fn: ident(value("select_fn")),
         durable: match value("durable") {
             Some(Value::Flag(flag)) => Some(flag),
             _ => None,

@@ -53,6 +53,19 @@ pub(crate) fn pending(item: &ItemStruct, pending: &Pending, paths: &Paths) -> To
         });
     }
 
+    if let Some(method) = &pending.select {
+        // At the method's name: a wrong signature is reported there.
+        let files = Ident::new("files", method.span());
+        let call = quote_spanned!(method.span()=> <#target>::#method(self, #files));
+        methods.extend(quote! {
+            fn select_files(
+                &mut self,
+                #files: &[::std::string::String],
+            ) -> ::core::result::Result<(), ::std::string::String> {
+                #call
+            }
+        });
+    }
     let mut registration = TokenStream::new();
     if let Some(at) = pending.durable {
         // The kind is the struct's path: unique in a program, stable across its restarts.

@@ -21,6 +21,8 @@ pub(crate) struct Pending {
     pub(crate) source: Option<Source>,
     /// The method `effect_digest` calls, when given.
     pub(crate) effect_digest: Option<Ident>,
+    /// The method `select_files` calls, when given.
+    pub(crate) select: Option<Ident>,
     /// Where `durable` was written, when it is on.
     pub(crate) durable: Option<Span>,
 }
@@ -167,6 +169,7 @@ pub(crate) fn check(item: &ItemStruct, attr: Attr, errors: &mut Errors) -> Pendi
         details,
         source: attr.source,
         effect_digest,
+        select: attr.select_fn,
         durable: attr.durable.filter(|flag| flag.value).map(|flag| flag.span),
     }
 }

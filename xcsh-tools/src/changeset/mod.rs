@@ -455,6 +455,47 @@ impl ChangeSet {
         self.push(Op::Rename { from, to })
     }
 
+    /// Keeps only the operations on `files` (root-relative paths with `/`, as
+    /// [`Workspace::display`] and the diff name them; a rename is named by its source). A
+    /// path the change set does not touch is refused, naming the ones it does, and nothing
+    /// changes.
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.create("a.txt", "a")?.create("b.txt", "b")?;
+    /// assert!(cs.retain_files(&["c.txt".into()]).unwrap_err().contains("`c.txt` is not in this change"));
+    /// cs.retain_files(&["b.txt".into()])?;
+    /// assert_eq!(cs.len(), 1);
+    /// cs.apply()?;
+    /// assert!(!dir.path().join("a.txt").exists() && dir.path().join("b.txt").exists());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn retain_files(&mut self, files: &[String]) -> Result<(), String> {
+        let name = |op: &Op| match op {
+            Op::Modify { file, .. } | Op::Delete { file } => self.ws.display(&file.entry.named),
+            Op::Create { file, .. } => self.ws.display(&file.entry.named),
+            Op::Rename { from, .. } => self.ws.display(&from.entry.named),
+        };
+        let names: Vec<String> = self.ops.iter().map(name).collect();
+        if let Some(missing) = files.iter().find(|f| !names.contains(f)) {
+            return Err(format!(
+                "`{missing}` is not in this change; it touches: {}",
+                names.join(", ")
+            ));
+        }
+        let mut kept = ChangeSet::new(self.ws.clone());
+        kept.undoes = self.undoes;
+        for (op, name) in self.ops.iter().zip(&names) {
+            if files.contains(name) {
+                kept.push(op.clone()).map_err(|e| e.to_string())?;
+            }
+        }
+        *self = kept;
+        Ok(())
+    }
+
     /// A digest of exactly what applying would do: every operation with its paths, the
     /// fingerprint each file it changes must still have, and its new content (or its edits).
     /// Two change sets with the same digest write the same bytes to the same files from the
