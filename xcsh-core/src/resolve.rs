@@ -203,7 +203,7 @@ pub async fn resolve(
 /// Applies only the part of the top action that touches `files` (root-relative paths, as
 /// its details name them), and drops the rest: a person's partial approval, given by the host
 /// (no approval policy applies). The action narrows itself
-/// ([`PendingAction::select_files`]); one that cannot, or a selection naming files it does
+/// ([`PendingAction::select_files`](crate::PendingAction::select_files)); one that cannot, or a selection naming files it does
 /// not touch, is refused with [`ResolveError::ApplyFailed`] (kind `Refused`) and stays
 /// pending, whole. If the narrowed apply fails, the narrowed action stays pending.
 ///
