@@ -96,6 +96,7 @@ async fn a_restarted_process_finds_the_same_stack_and_hears_what_was_lost() {
     assert_eq!(done.text_content(), format!("Appended to {file}."));
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "three\n");
     // A resolved action leaves the kept stack: a third process sees two, and no lost note.
+    drop(second);
     let third = registry().durable_session(state.path(), "main").unwrap();
     assert_eq!(third.pending().len(), 2);
     assert!(third.take_reminders().is_empty());
@@ -130,17 +131,29 @@ async fn an_action_being_applied_stays_kept_until_the_apply_is_done() {
                 .await
         }
     });
-    // Off the stack for resolve: a process that died now would find it on restart.
+    // Off the stack for resolve: a process that died now would find it on restart (the
+    // file still holds it), and a second session cannot take the stack meanwhile.
     while !session.pending().is_empty() {
         tokio::task::yield_now().await;
     }
-    let restarted = registry().durable_session(state.path(), "main").unwrap();
-    assert_eq!(labels(&restarted), ["Slow 1"]);
-    drop(restarted);
+    let kept = std::fs::read_to_string(state.path().join("main.stack")).unwrap();
+    assert!(kept.contains("Slow 1"), "{kept}");
+    let busy = registry()
+        .durable_session(state.path(), "main")
+        .expect_err("held");
+    assert_eq!(
+        busy.to_string(),
+        format!(
+            "the pending stack `{}` is in use by pid {}: one session at a time keeps a stack; stop that one, or point --state at another directory",
+            state.path().join("main.stack").display(),
+            std::process::id()
+        )
+    );
 
     HOLD.notify_one();
     let done = resolving.await.unwrap();
     assert_eq!(done.text_content(), "Slow 1 done.");
+    drop(session);
     let after = registry().durable_session(state.path(), "main").unwrap();
     assert!(after.pending().is_empty(), "done: no longer kept");
 }
@@ -229,6 +242,7 @@ async fn an_ast_edit_preview_survives_a_restart_and_is_still_stale_checked() {
     // Edited between the two processes: refused, naming the file, nothing written.
     write(root.path(), "a.rs", "fn a() { x.unwrap(); }\n");
     write(root.path(), "b.rs", "fn b() { y.unwrap(); }\n");
+    drop(second);
     let third = builtins().durable_session(state.path(), "s").unwrap();
     third.call("ast_edit", edit).await;
     drop(third);
@@ -296,6 +310,7 @@ async fn an_apply_a_stopped_process_had_finished_is_reported_not_written_twice()
     assert!(restarted.pending().is_empty());
     // Changed by someone else instead: still refused as stale.
     write(root.path(), "a.rs", "fn a() { x.unwrap(); }\n");
+    drop(restarted);
     let third = builtins().durable_session(state.path(), "s").unwrap();
     third
         .call(

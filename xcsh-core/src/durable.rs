@@ -75,6 +75,17 @@ pub enum StateError {
         /// What is wrong with it.
         problem: String,
     },
+    /// Another session (in this process or another) keeps this stack now.
+    #[error(
+        "the pending stack `{}` is in use by {holder}: one session at a time keeps a stack; stop that one, or point --state at another directory",
+        path.display()
+    )]
+    Busy {
+        /// The stack file.
+        path: PathBuf,
+        /// Who holds it (`pid N`), as its lock file says.
+        holder: String,
+    },
     /// The state directory or the file cannot be read or written.
     #[error("cannot {step} `{}`: {source}", path.display())]
     Io {
@@ -106,18 +117,56 @@ struct File_ {
     actions: Vec<Stored>,
 }
 
-/// The file a store keeps its stack in, and the entries it holds (bottom first).
+/// The file a store keeps its stack in, and the entries it holds (bottom first). Holds the
+/// stack's lock (`<key>.lock`, an advisory lock the system releases when the process dies)
+/// for as long as it lives.
 pub(crate) struct StackFile {
     path: PathBuf,
     entries: Mutex<Vec<(PendingId, Stored)>>,
+    _lock: File,
 }
 
 impl StackFile {
-    pub(crate) fn new(path: PathBuf) -> Self {
-        StackFile {
+    /// Takes the stack at `path` for this session, refusing while another holds it.
+    pub(crate) fn lock(path: PathBuf) -> Result<Self, StateError> {
+        let lock_path = path.with_extension("lock");
+        let io = |step| {
+            let lock_path = lock_path.clone();
+            move |source| StateError::Io {
+                step,
+                path: lock_path,
+                source,
+            }
+        };
+        let mut lock = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(io("open the lock"))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = io::Read::read_to_string(&mut lock, &mut holder);
+                let holder = match holder.trim() {
+                    "" => "another session".to_owned(),
+                    text => text.to_owned(),
+                };
+                return Err(StateError::Busy { path, holder });
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(io("lock")(e)),
+        }
+        lock.set_len(0)
+            .and_then(|()| io::Seek::rewind(&mut lock))
+            .and_then(|()| lock.write_all(format!("pid {}\n", std::process::id()).as_bytes()))
+            .map_err(io("write the lock"))?;
+        Ok(StackFile {
             path,
             entries: Mutex::new(Vec::new()),
-        }
+            _lock: lock,
+        })
     }
 
     /// Replaces every entry and writes the file.

@@ -488,13 +488,12 @@ impl Registry {
             source,
         })?;
         let path = state_dir.join(format!("{key}.stack"));
+        let file = crate::durable::StackFile::lock(path.clone())?;
         let kept = crate::durable::read(&path)?;
         let session = Session::new(Arc::clone(self));
         // Restored in memory first, then written once: a crash meanwhile leaves the old file.
         let lost = crate::durable::restore(session.pending(), kept);
-        session
-            .pending()
-            .keep_in(crate::durable::StackFile::new(path))?;
+        session.pending().keep_in(file)?;
         for lost in lost {
             session.reminders().push(lost);
         }
