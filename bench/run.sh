@@ -180,6 +180,8 @@ command="bench/run.sh"
 [[ "$only_given" != "cli,micro,compile" ]] && command+=" --only $only_given"
 (( cold_build )) && command+=" --cold-build"
 "$python" bench/report.py --dir "$results" --command "$command" --out "$results/latest.md" >/dev/null
+# The same results as SVG charts beside the JSON (BENCHMARKS.md shows them).
+"$python" bench/charts.py --dir "$results" >&2 || failed+=(charts)
 echo "Results: $results/latest.md" >&2
 
 if (( ${#failed[@]} )); then
