@@ -61,6 +61,7 @@ mod context;
 pub mod dialect;
 pub mod durable;
 mod error;
+mod locate;
 mod names;
 mod pending;
 mod pending_fn;

@@ -297,8 +297,31 @@ pub fn decode_arguments<T: DeserializeOwned>(tool: &str, args: Value) -> Result<
     }
 }
 
+/// [`decode_arguments`] for a tool whose parameter schema is at hand (every
+/// [`CustomTool`]): a failed decode is located by walking the schema (see
+/// [`locate`](crate::locate)) rather than by decoding again with a path tracker, which would
+/// compile a second copy of the type's `Deserialize`.
+pub(crate) fn decode_with_schema<T: DeserializeOwned>(
+    tool: &str,
+    args: Value,
+    schema: &JsonObject,
+) -> Result<T, ToolError> {
+    let args = named_parameters(tool, args)?;
+    T::deserialize(&args).map_err(|error| schema_located_error(tool, &args, schema, error))
+}
+
 // `decode_arguments` is compiled once per parameter type; what does not need the type lives
-// in these two, compiled once.
+// in these, compiled once.
+
+fn schema_located_error(
+    tool: &str,
+    args: &Value,
+    schema: &JsonObject,
+    error: serde_json::Error,
+) -> ToolError {
+    let path = crate::locate::locate(schema, args).unwrap_or_default();
+    ToolError::invalid_arguments(tool, &path, error)
+}
 
 /// The arguments as an object of named parameters: `null` becomes `{}`, an array is refused.
 fn named_parameters(tool: &str, args: Value) -> Result<Value, ToolError> {
@@ -343,7 +366,7 @@ impl<T: CustomTool> Tool for CustomToolAdapter<T> {
         args: Value,
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
         Box::pin(async move {
-            let params = decode_arguments::<T>(T::NAME, args)?;
+            let params = decode_with_schema::<T>(T::NAME, args, &self.parameters)?;
             params.execute(ctx).await
         })
     }
