@@ -98,10 +98,10 @@ fn walk<'v>(
     if let Some(allowed) = schema.get("const") {
         return allowed != value;
     }
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
-        if !allowed.contains(value) {
-            return true;
-        }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(value)
+    {
+        return true;
     }
     // serde reads a struct from a sequence too, positionally, in declaration order.
     if let (Value::Array(items), Some(properties)) = (
