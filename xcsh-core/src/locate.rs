@@ -168,11 +168,8 @@ fn walk_object<'v>(
             .and_then(|p| p.get(key))
             .and_then(Value::as_object)
         {
-            Some(property) => {
-                if walk(root, property, value, path) {
-                    return true;
-                }
-            }
+            Some(property) if walk(root, property, value, path) => return true,
+            Some(_) => {}
             None if closed => return true,
             None => {}
         }
