@@ -13,10 +13,13 @@ charts do not justify adding matplotlib (and numpy) to the test bootstrap.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
+import sys
 from html import escape
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import load  # noqa: E402
 
 WIDTH = 760
 LEFT = 170  # room for the labels
@@ -27,14 +30,6 @@ FONT = "font-family='system-ui, sans-serif' font-size='12'"
 XCSH = "#2f6fdb"
 WARM = "#7fb0ff"
 CLI = "#9a9a9a"
-
-
-def load(directory: str, name: str) -> dict | None:
-    path = os.path.join(directory, name)
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        return json.load(f)
 
 
 def svg(height: int, title: str, body: list[str]) -> str:

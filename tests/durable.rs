@@ -207,6 +207,15 @@ fn a_bad_state_file_is_refused_naming_it() {
     );
 }
 
+/// The built-in tools over `root`, as `xcsh serve` has them.
+fn builtins(root: &Path) -> Arc<Registry> {
+    Session::builder()
+        .suite(xcsh::tools::builtin_suite())
+        .workspace_root(root)
+        .build_registry()
+        .unwrap()
+}
+
 fn write(root: &Path, name: &str, text: &str) {
     std::fs::write(root.join(name), text).unwrap();
 }
@@ -217,13 +226,7 @@ async fn an_ast_edit_preview_survives_a_restart_and_is_still_stale_checked() {
     let state = tempfile::tempdir().unwrap();
     write(root.path(), "a.rs", "fn a() { x.unwrap(); }\n");
     write(root.path(), "b.rs", "fn b() { y.unwrap(); }\n");
-    let builtins = || {
-        Session::builder()
-            .suite(xcsh::tools::builtin_suite())
-            .workspace_root(root.path())
-            .build_registry()
-            .unwrap()
-    };
+    let builtins = || builtins(root.path());
     let edit = json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"});
     let apply = json!({"action": "apply", "reason": "restart test"});
 
@@ -269,13 +272,7 @@ async fn an_apply_a_stopped_process_had_finished_is_reported_not_written_twice()
     let root = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     write(root.path(), "a.rs", "fn a() { x.unwrap(); }\n");
-    let builtins = || {
-        Session::builder()
-            .suite(xcsh::tools::builtin_suite())
-            .workspace_root(root.path())
-            .build_registry()
-            .unwrap()
-    };
+    let builtins = || builtins(root.path());
     let stack = state.path().join("s.stack");
     let first = builtins().durable_session(state.path(), "s").unwrap();
     first
