@@ -53,6 +53,25 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
+/// The ast-grep CLI (`AST_GREP`, else the repository's `.venv`), or `None` when it is not
+/// installed and `XCSH_REQUIRE_ORACLE=1` (which `scripts/test-all.sh` sets) does not require it.
+fn ast_grep_cli() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("AST_GREP")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/ast-grep"));
+    if path.is_file() {
+        return Some(path);
+    }
+    assert_ne!(
+        std::env::var("XCSH_REQUIRE_ORACLE").as_deref(),
+        Ok("1"),
+        "the ast-grep CLI is missing at {}: run scripts/bootstrap-python.sh",
+        path.display()
+    );
+    eprintln!("SKIPPED the comparison with the ast-grep CLI: run scripts/bootstrap-python.sh");
+    None
+}
+
 fn read(dir: &Path, path: &str) -> String {
     std::fs::read_to_string(dir.join(path)).unwrap()
 }
@@ -223,6 +242,29 @@ fn session_state_carries_a_preview_to_a_second_process() {
         "Applied 2 replacements in 1 file."
     );
     assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
+    // The tree equals what the ast-grep CLI makes of the same edit.
+    if let Some(cli) = ast_grep_cli() {
+        let theirs = workspace();
+        let output = Command::new(cli)
+            .args([
+                "run",
+                "-p",
+                "$X.unwrap()",
+                "-r",
+                "$X?",
+                "-l",
+                "rust",
+                "--update-all",
+            ])
+            .arg("src/load.rs")
+            .current_dir(theirs.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        for file in ["src/load.rs", "src/other.rs"] {
+            assert_eq!(read(dir.path(), file), read(theirs.path(), file), "{file}");
+        }
+    }
 
     // A file edited between the two processes: refused, named, nothing written.
     let first = session(
