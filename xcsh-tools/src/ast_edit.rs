@@ -10,7 +10,9 @@ use xcsh_macros::{custom_tool, pending, tool_param};
 use crate::changeset::{ApplyError, ChangeSet};
 use crate::config::AstToolsConfig;
 use crate::engine::{self, EditPlan, EditRequest, Op, preview};
-use crate::run::{first_of, parse_lang, parse_limit, plural, run_engine, scope, workspace};
+use crate::run::{
+    first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
+};
 
 /// The tool's name.
 pub const AST_EDIT: &str = <AstEdit as CustomTool>::NAME;
@@ -111,6 +113,8 @@ impl AstEdit {
         };
         let ws = workspace(ctx)?;
         let (path, glob) = (self.path, self.glob);
+        let patterns: Vec<String> = request.ops.iter().map(|op| op.pat.clone()).collect();
+        let lang = request.lang;
         let plan_ws = ws.clone();
         let plan = run_engine(ctx, move |control| {
             let scope = scope(&plan_ws, path.as_deref(), glob.as_deref());
@@ -119,10 +123,14 @@ impl AstEdit {
         .await?
         .map_err(ToolError::from)?;
 
-        let text = render_preview(&plan, config.max_preview_chars());
+        let mut text = render_preview(&plan, config.max_preview_chars());
         let details = serde_json::to_value(preview::details(&plan, Some(DETAIL_TEXT_CHARS)))
             .unwrap_or(Value::Null);
         if plan.totals.replacements == 0 {
+            if let Some(note) = no_match_note(&patterns, lang) {
+                text.push_str("\n\n");
+                text.push_str(&note);
+            }
             return Ok(AgentToolResult::text(text).with_details(details));
         }
 

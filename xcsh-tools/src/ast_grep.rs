@@ -8,7 +8,9 @@ use xcsh_macros::custom_tool;
 
 use crate::config::AstToolsConfig;
 use crate::engine::{self, SearchRequest, SearchResult};
-use crate::run::{first_of, parse_lang, parse_limit, plural, run_engine, scope, workspace};
+use crate::run::{
+    first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
+};
 
 /// The tool's name.
 pub const AST_GREP: &str = <AstGrep as CustomTool>::NAME;
@@ -83,6 +85,7 @@ impl AstGrep {
         };
         let ws = workspace(ctx)?;
         let (path, glob) = (self.path, self.glob);
+        let (patterns, lang) = (request.patterns.clone(), request.lang);
         let result = run_engine(ctx, move |control| {
             let scope = scope(&ws, path.as_deref(), glob.as_deref());
             engine::search(&scope, &request, control)
@@ -96,7 +99,14 @@ impl AstGrep {
             "parseErrors": result.parse_errors,
             "skipped": result.skipped,
         });
-        Ok(AgentToolResult::text(render_matches(&result)).with_details(details))
+        let mut text = render_matches(&result);
+        if result.matches.is_empty()
+            && let Some(note) = no_match_note(&patterns, lang)
+        {
+            text.push_str("\n\n");
+            text.push_str(&note);
+        }
+        Ok(AgentToolResult::text(text).with_details(details))
     }
 }
 

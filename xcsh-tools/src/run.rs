@@ -164,3 +164,20 @@ pub(crate) fn first_of(list: &[String]) -> String {
         shown
     }
 }
+
+/// For an answer that found nothing with an explicit language: what each pattern parsed as,
+/// so a model can see why it matched nothing (`None` without a language: a pattern is read
+/// in every language then, and one line each would say little).
+pub(crate) fn no_match_note(patterns: &[String], lang: Option<Lang>) -> Option<String> {
+    let lang = lang?;
+    let shapes: Vec<String> = patterns
+        .iter()
+        .filter_map(|p| crate::engine::pattern_shape(p, lang))
+        .collect();
+    (!shapes.is_empty()).then(|| {
+        format!(
+            "{}. A pattern is code: it matches nodes of the same kind and shape, so write it as the code appears (a metavariable `$X` for one node, `$$$X` for a list).",
+            shapes.join(". ")
+        )
+    })
+}

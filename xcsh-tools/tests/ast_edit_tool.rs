@@ -447,3 +447,45 @@ async fn a_host_applies_the_files_a_person_chose_and_drops_the_rest() {
     assert_eq!(read("c.rs"), "fn f() { x?; }\n");
     assert!(session.pending().is_empty(), "the rest is dropped");
 }
+
+#[tokio::test]
+async fn an_answer_that_found_nothing_says_what_the_pattern_parsed_as() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.rs"), "fn f() { x.unwrap(); }\n").unwrap();
+    let session = common::session(dir.path());
+    // A statement where an expression is: `let` never matches a method call.
+    let edit = session
+        .call(
+            "ast_edit",
+            json!({"ops": [{"pat": "let $A = $B.unwrap();", "out": "x"}], "lang": "rust"}),
+        )
+        .await;
+    let text = edit.text_content();
+    assert!(
+        text.starts_with("No replacements made: nothing matched"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`let $A = $B.unwrap();` parsed as a `let_declaration` (rust): it matches let_declaration nodes of that shape only."),
+        "{text}"
+    );
+    let search = session
+        .call("ast_grep", json!({"pat": "$X.expect($M)", "lang": "rust"}))
+        .await;
+    let text = search.text_content();
+    assert!(text.starts_with("No matches"), "{text}");
+    assert!(
+        text.contains("parsed as a `call_expression` (rust)"),
+        "{text}"
+    );
+    assert!(text.contains("write it as the code appears"), "{text}");
+    // Without a language nothing is guessed.
+    let search = session
+        .call("ast_grep", json!({"pat": "$X.expect($M)"}))
+        .await;
+    assert!(
+        !search.text_content().contains("parsed as"),
+        "{}",
+        search.text_content()
+    );
+}

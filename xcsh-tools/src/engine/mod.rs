@@ -50,7 +50,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub use crate::changeset::Fingerprint;
 pub use error::EngineError;
 pub use lang::Lang;
-pub use pattern::{CompiledOps, Op};
+pub use pattern::{CompiledOps, Op, pattern_shape};
 pub use rewrite::{
     EditPlan, EditRequest, EditTotals, FileEdit, LimitReport, Replacement, plan_edits,
 };

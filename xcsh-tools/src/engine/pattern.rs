@@ -394,6 +394,58 @@ fn compile_pattern(src: &str, lang: Lang) -> Result<Pattern, String> {
     Ok(pattern)
 }
 
+/// What a pattern parsed as in `lang`, for an answer that found nothing: the kind of node it
+/// matches, with the grammar's own name, and an ERROR inside it (a metavariable where the
+/// grammar wants something else), which often explains why nothing matched. `None` when the
+/// pattern does not compile in `lang`.
+///
+/// ```
+/// use xcsh_tools::engine::{Lang, pattern_shape};
+///
+/// assert_eq!(
+///     pattern_shape("$X.unwrap()", Lang::Rust).unwrap(),
+///     "`$X.unwrap()` parsed as a `call_expression` (rust): it matches call_expression nodes of that shape only"
+/// );
+/// assert_eq!(
+///     pattern_shape("$A", Lang::Rust).unwrap(),
+///     "`$A` is a lone metavariable (rust): it matches any single node"
+/// );
+/// assert!(pattern_shape("foo(", Lang::Rust).is_none());
+/// ```
+pub fn pattern_shape(pat: &str, lang: Lang) -> Option<String> {
+    let pattern = compile_pattern(pat, lang).ok()?;
+    let ts = lang.support_lang().get_ts_language();
+    let kind = match &pattern.node {
+        PatternNode::MetaVar { .. } => {
+            return Some(format!(
+                "`{pat}` is a lone metavariable ({lang}): it matches any single node"
+            ));
+        }
+        PatternNode::Terminal { kind_id, .. } | PatternNode::Internal { kind_id, .. } => {
+            ts.node_kind_for_id(*kind_id).unwrap_or("node")
+        }
+    };
+    let mut text = format!(
+        "`{pat}` parsed as a `{kind}` ({lang}): it matches {kind} nodes of that shape only"
+    );
+    let sg = lang.support_lang();
+    let processed = sg.pre_process_pattern(pat);
+    let root = sg.ast_grep(processed.as_ref());
+    if let Some(error) = root.root().dfs().find(|n| n.is_error()) {
+        // The pre-processed text carries the grammar's stand-in for `$`: shown as written.
+        let shown = processed
+            .get(error.range())
+            .map(|t| t.trim().replace(sg.expando_char(), "$"))
+            .filter(|t| !t.is_empty() && t.chars().count() <= 60)
+            .map(|t| format!(" at `{t}`"))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "; it has a syntax error{shown}, so code that reads the same may parse differently"
+        ));
+    }
+    Some(text)
+}
+
 /// Whether a Go pattern's root is a type conversion: tree-sitter-go reads `pkg.F($A)` and
 /// `pkg.F($$$A)` on their own as conversions `T(x)`, which never match a call expression.
 fn is_go_conversion(pattern: &Pattern) -> bool {
