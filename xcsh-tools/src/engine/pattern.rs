@@ -397,7 +397,8 @@ fn compile_pattern(src: &str, lang: Lang) -> Result<Pattern, String> {
 /// What a pattern parsed as in `lang`, for an answer that found nothing: the kind of node it
 /// matches, with the grammar's own name, and an ERROR inside it (a metavariable where the
 /// grammar wants something else), which often explains why nothing matched. `None` when the
-/// pattern does not compile in `lang`.
+/// pattern does not compile in `lang`, or is longer than 4 KiB (parsing it again would cost
+/// more than the note is worth).
 ///
 /// ```
 /// use xcsh_tools::engine::{Lang, pattern_shape};
@@ -411,9 +412,20 @@ fn compile_pattern(src: &str, lang: Lang) -> Result<Pattern, String> {
 ///     "`$A` is a lone metavariable (rust): it matches any single node"
 /// );
 /// assert!(pattern_shape("foo(", Lang::Rust).is_none());
+/// // A long pattern is quoted shortened; a huge one is not parsed again.
+/// let long = format!("f({})", "a".repeat(500));
+/// assert!(pattern_shape(&long, Lang::Rust).unwrap().len() < 300);
+/// assert!(pattern_shape(&"a".repeat(5000), Lang::Rust).is_none());
 /// ```
 pub fn pattern_shape(pat: &str, lang: Lang) -> Option<String> {
+    if pat.len() > 4096 {
+        return None;
+    }
     let pattern = compile_pattern(pat, lang).ok()?;
+    let src = pat;
+    // Quoted, but bounded: a pattern can be megabytes long.
+    let shown_pat = shorten(pat, 80);
+    let pat = shown_pat.as_str();
     let ts = lang.support_lang().get_ts_language();
     let kind = match &pattern.node {
         PatternNode::MetaVar { .. } => {
@@ -429,7 +441,7 @@ pub fn pattern_shape(pat: &str, lang: Lang) -> Option<String> {
         "`{pat}` parsed as a `{kind}` ({lang}): it matches {kind} nodes of that shape only"
     );
     let sg = lang.support_lang();
-    let processed = sg.pre_process_pattern(pat);
+    let processed = sg.pre_process_pattern(src);
     let root = sg.ast_grep(processed.as_ref());
     if let Some(error) = root.root().dfs().find(|n| n.is_error()) {
         // The pre-processed text carries the grammar's stand-in for `$`: shown as written.
