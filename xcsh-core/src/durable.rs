@@ -188,6 +188,17 @@ impl StackFile {
         written
     }
 
+    /// Replaces the kept form of entry `id` (an action narrowed for a partial apply) and
+    /// writes the file.
+    pub(crate) fn update(&self, id: PendingId, stored: Stored) -> Result<(), StateError> {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(slot) = entries.iter_mut().find(|(have, _)| *have == id) else {
+            return Ok(());
+        };
+        slot.1 = stored;
+        self.write(&entries)
+    }
+
     /// Removes a resolved entry and writes the file.
     pub(crate) fn remove(&self, id: PendingId) -> Result<(), StateError> {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);

@@ -384,6 +384,16 @@ impl PendingActionStore {
         Ok(())
     }
 
+    /// `entry` was narrowed (a partial apply): the kept stack holds it as it is now.
+    pub(crate) fn narrowed(&self, entry: &PendingEntry) {
+        if let Some(kept) = self.kept.get() {
+            let stored = crate::durable::stored(&entry.summary, entry.action.durable_dyn());
+            if let Err(e) = kept.update(entry.summary.id, stored) {
+                tracing::error!(error = %e, "a narrowed action could not be kept on disk");
+            }
+        }
+    }
+
     /// `resolve` is done with action `id` (applied or discarded): it leaves the kept stack.
     pub(crate) fn resolved(&self, id: PendingId) {
         if let Some(kept) = self.kept.get()

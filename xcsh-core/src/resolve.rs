@@ -267,6 +267,9 @@ pub(crate) async fn resolve_as(
             cause: ToolError::with_kind(ErrorKind::Refused, why),
         });
     }
+    if only.is_some() {
+        store.narrowed(&entry);
+    }
     let summary = entry.summary().clone();
     let effect_digest = entry.effect_digest().to_owned();
     // If this future is dropped mid-way (its caller was cancelled), the action goes back on

@@ -367,10 +367,13 @@ fn an_apply_finished_by_recovery_is_undoable_too() {
         .position(|s| s.contains(": commit `"))
         .expect("commit step")
         + 1;
-    let result = mixed(&ws).apply_with_faults(&FaultPlan::crash_at(commit + 1));
+    let cs = mixed(&ws);
+    let result = cs.apply_with_faults(&FaultPlan::crash_at(commit + 1));
     assert!(matches!(result, Err(ApplyError::SimulatedCrash { .. })));
     let report = recover(dir.path()).expect("recover");
     assert_eq!(report.outcome, Recovered::RolledForward { files: 4 });
+    // Recovery kept the record with the change set's digest: it is recognised as applied.
+    assert!(cs.already_applied());
 
     let undo = Undo::last(&ws)
         .expect("undo")

@@ -170,7 +170,7 @@ impl Run<'_> {
             None => match undo_store::keep(
                 root,
                 &self.journal(State::Committed),
-                Some(self.cs.effect_digest()),
+                Some(self.effect.clone()),
                 self.cs.ws.undo_limits(),
             ) {
                 Ok(id) => report.undo = Some(id),

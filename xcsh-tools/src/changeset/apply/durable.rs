@@ -61,6 +61,10 @@ pub(crate) struct Journal {
     /// done the record goes, and no record of the apply itself is kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) undoes: Option<u64>,
+    /// The change set's effect digest (committed only), for the undo record recovery keeps
+    /// when it finishes the apply, so that it too is recognised as already applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) effect: Option<String>,
 }
 
 /// One operation, root-relative paths encoded with [`enc`].

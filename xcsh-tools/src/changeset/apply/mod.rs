@@ -248,6 +248,7 @@ impl ChangeSet {
             op_stage: vec![None; self.ops.len()],
             dirs_to_sync: BTreeSet::new(),
             leftovers: Vec::new(),
+            effect: self.effect_digest(),
         };
         let outcome = run
             .record(durable::State::Prepared)
@@ -313,6 +314,8 @@ struct Run<'a> {
     dirs_to_sync: BTreeSet<PathBuf>,
     /// Artifacts that could not be removed.
     leftovers: Vec<PathBuf>,
+    /// The change set's effect digest, for the journal and the undo record.
+    effect: String,
 }
 
 /// The directory holding `path` (every path here is absolute and below the root, so it has

@@ -91,6 +91,7 @@ impl Run<'_> {
             ops,
             stages,
             undoes: self.cs.undoes,
+            effect: (state == State::Committed).then(|| self.effect.clone()),
         }
     }
 

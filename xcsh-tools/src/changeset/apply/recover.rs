@@ -279,7 +279,7 @@ pub(crate) fn recover_locked(root: &Path) -> Result<RecoveryReport, RecoveryErro
                         let _ = crate::changeset::undo::store::keep(
                             root,
                             &journal,
-                            None,
+                            journal.effect.clone(),
                             crate::changeset::UndoLimits::default(),
                         );
                     }
