@@ -354,3 +354,41 @@ async fn an_apply_a_stopped_process_had_finished_is_reported_not_written_twice()
         refused.text_content()
     );
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_file_that_became_a_link_after_a_restart_is_refused_as_before() {
+    let root = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    write(root.path(), "a.rs", "fn a() { x.unwrap(); }\n");
+    write(root.path(), "b.rs", "fn a() { x.unwrap(); }\n");
+    let first = builtins(root.path())
+        .durable_session(state.path(), "s")
+        .unwrap();
+    first
+        .call(
+            "ast_edit",
+            json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust", "path": "a.rs"}),
+        )
+        .await;
+    drop(first);
+    // The same bytes, reached through a link now.
+    std::fs::remove_file(root.path().join("a.rs")).unwrap();
+    std::os::unix::fs::symlink("b.rs", root.path().join("a.rs")).unwrap();
+    let second = builtins(root.path())
+        .durable_session(state.path(), "s")
+        .unwrap();
+    let refused = second
+        .call("resolve", json!({"action": "apply", "reason": "r"}))
+        .await;
+    assert!(refused.is_error, "{}", refused.text_content());
+    assert!(
+        refused.text_content().contains("`a.rs`"),
+        "{}",
+        refused.text_content()
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("b.rs")).unwrap(),
+        "fn a() { x.unwrap(); }\n"
+    );
+}

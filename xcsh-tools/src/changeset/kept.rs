@@ -2,9 +2,10 @@
 //! each file must still have, new contents or edits), and the workspace it does it in.
 //!
 //! Decoding does not look at the files: a file changed, deleted or created since the change
-//! set was kept is found by the apply's stale check, which refuses naming it, as it would
-//! have in the process that previewed it. Only the paths are resolved again (they must still
-//! lead inside the root).
+//! set was kept, or a path that now resolves elsewhere (a file that became a link, a
+//! directory swapped on the way), is found by the apply's stale check, which refuses naming
+//! it, as it would have in the process that previewed it: the kept paths are the resolution
+//! made then, each checked to lie below the root.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::apply::durable::{JFp, dec, enc};
 use super::splice::Splices;
 use super::{Absent, ChangeSet, NewContent, Op, Splice, Tracked, UndoLimits};
-use crate::workspace::Workspace;
+use crate::workspace::{Entry, Workspace};
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -30,23 +31,61 @@ struct Kept {
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 enum KeptOp {
     Modify {
-        path: String,
+        path: KeptEntry,
         expect: JFp,
         content: KeptContent,
     },
     Create {
-        path: String,
+        path: KeptEntry,
         content: KeptBytes,
     },
     Delete {
-        path: String,
+        path: KeptEntry,
         expect: JFp,
     },
     Rename {
-        from: String,
-        to: String,
+        from: KeptEntry,
+        to: KeptEntry,
         expect: JFp,
     },
+}
+
+/// A path as the change set resolved it when it was made: the path given, where it led
+/// (the name, and the file a link there pointed to) and whether it was a link. Kept whole so
+/// that the apply's stale check compares today's resolution with *that* one (a file that
+/// became a link, a directory swapped on the way), as it would have without a restart.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeptEntry {
+    user: String,
+    named: String,
+    target: String,
+    link: bool,
+}
+
+impl KeptEntry {
+    fn of(root: &Path, user: &Path, entry: &Entry) -> Self {
+        KeptEntry {
+            user: enc(root, user),
+            named: enc(root, &entry.named),
+            target: enc(root, &entry.target),
+            link: entry.is_symlink,
+        }
+    }
+
+    /// The path given and the entry, each below `root`; `exists` as it was when kept.
+    fn entry(&self, root: &Path, exists: bool) -> Result<(PathBuf, Entry), String> {
+        let below = |s: &str| dec(root, s).ok_or("a path outside the workspace");
+        Ok((
+            below(&self.user)?,
+            Entry {
+                named: below(&self.named)?,
+                target: below(&self.target)?,
+                is_symlink: self.link,
+                exists,
+            },
+        ))
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -87,13 +126,14 @@ impl KeptBytes {
 impl Serialize for ChangeSet {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let root = self.ws.root();
-        let path = |p: &Path| enc(root, p);
+        let tracked = |t: &Tracked| KeptEntry::of(root, &t.user, &t.entry);
+        let absent = |a: &Absent| KeptEntry::of(root, &a.user, &a.entry);
         let ops = self
             .ops
             .iter()
             .map(|op| match op {
                 Op::Modify { file, content } => KeptOp::Modify {
-                    path: path(&file.entry.named),
+                    path: tracked(file),
                     expect: file.expect.into(),
                     content: match content {
                         NewContent::Bytes(bytes) => KeptContent::Bytes(KeptBytes::of(bytes)),
@@ -107,16 +147,16 @@ impl Serialize for ChangeSet {
                     },
                 },
                 Op::Create { file, content } => KeptOp::Create {
-                    path: path(&file.entry.named),
+                    path: absent(file),
                     content: KeptBytes::of(content),
                 },
                 Op::Delete { file } => KeptOp::Delete {
-                    path: path(&file.entry.named),
+                    path: tracked(file),
                     expect: file.expect.into(),
                 },
                 Op::Rename { from, to } => KeptOp::Rename {
-                    from: path(&from.entry.named),
-                    to: path(&to.entry.named),
+                    from: tracked(from),
+                    to: absent(to),
                     expect: from.expect.into(),
                 },
             })
@@ -169,26 +209,21 @@ fn absolute(encoded: &str) -> Option<PathBuf> {
 }
 
 impl ChangeSet {
-    /// One kept operation, its paths resolved again (confined to the root), nothing else
-    /// checked: that is the apply's job.
+    /// One kept operation with its paths as they were resolved when it was made (each below
+    /// the root), nothing checked against the disk: that is the apply's stale check.
     fn op_from(&self, op: KeptOp) -> Result<Op, String> {
         let root = self.ws.root();
-        let entry = |encoded: &str| {
-            let path = dec(root, encoded).ok_or("a path outside the workspace")?;
-            let entry = self.ws.resolve_entry(&path).map_err(|e| e.to_string())?;
-            Ok::<_, String>((path, entry))
-        };
         let fp = |j: &JFp| j.fingerprint().ok_or("a bad fingerprint");
-        let tracked = |encoded: &str, expect: &JFp| {
-            let (user, entry) = entry(encoded)?;
+        let tracked = |kept: &KeptEntry, expect: &JFp| {
+            let (user, entry) = kept.entry(root, true)?;
             Ok::<_, String>(Tracked {
                 user,
                 entry,
                 expect: fp(expect)?,
             })
         };
-        let absent = |encoded: &str| {
-            let (user, entry) = entry(encoded)?;
+        let absent = |kept: &KeptEntry| {
+            let (user, entry) = kept.entry(root, false)?;
             Ok::<_, String>(Absent { user, entry })
         };
         Ok(match op {
