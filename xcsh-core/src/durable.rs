@@ -226,13 +226,17 @@ impl StackFile {
             let mut f = File::create(&new)?;
             f.write_all(&bytes)?;
             f.sync_all()?;
-            fs::rename(&new, &self.path)?;
-            if let Some(dir) = self.path.parent() {
-                File::open(dir)?.sync_all()?;
-            }
-            Ok(())
+            fs::rename(&new, &self.path)
         })()
-        .map_err(io("write the pending stack to"))
+        .map_err(io("write the pending stack to"))?;
+        // The new stack is in place: from here it counts as written. Making the rename
+        // durable is best effort (some filesystems, and Windows, cannot sync a directory).
+        if let Some(dir) = self.path.parent()
+            && let Err(e) = File::open(dir).and_then(|d| d.sync_all())
+        {
+            tracing::debug!(error = %e, "the state directory could not be synced");
+        }
+        Ok(())
     }
 }
 

@@ -42,13 +42,18 @@ fn render(path: &[Step<'_>]) -> String {
     out
 }
 
-/// `schema`, with a `$ref` into the root's `$defs` followed.
+/// `schema`, with a `$ref` (to the root, or into its `$defs`) followed.
 fn resolve<'s>(root: &'s JsonObject, schema: &'s JsonObject) -> &'s JsonObject {
     let mut schema = schema;
     for _ in 0..32 {
         let Some(target) = schema.get("$ref").and_then(Value::as_str) else {
             break;
         };
+        // `#` is the root itself (a recursive type refers to itself so).
+        if target == "#" {
+            schema = root;
+            continue;
+        }
         let found = target
             .strip_prefix("#/$defs/")
             .or_else(|| target.strip_prefix("#/definitions/"))
@@ -76,22 +81,31 @@ fn walk<'v>(
     let schema = resolve(root, schema);
     // `anyOf`/`oneOf` (an `Option`, an enum of described values): fine when a branch
     // accepts it; otherwise the branch of the value's own type says where.
+    // Each branch is walked once (a recursive schema nests these).
     for key in ["anyOf", "oneOf"] {
         if let Some(branches) = schema.get(key).and_then(Value::as_array) {
-            let branches: Vec<&JsonObject> = branches.iter().filter_map(Value::as_object).collect();
-            if branches.iter().any(|b| {
+            let mut typed: Option<Vec<Step<'v>>> = None;
+            let mut first: Option<Vec<Step<'v>>> = None;
+            for branch in branches {
                 let mut scratch = Vec::new();
-                !walk(root, b, value, &mut scratch)
-            }) {
-                return false;
+                let breaks = match branch {
+                    Value::Object(b) => walk(root, b, value, &mut scratch),
+                    Value::Bool(accepts) => !accepts,
+                    _ => false,
+                };
+                if !breaks {
+                    return false;
+                }
+                let is_typed = branch
+                    .as_object()
+                    .is_some_and(|b| type_allows(resolve(root, b), value));
+                if is_typed && typed.is_none() {
+                    typed = Some(scratch);
+                } else if first.is_none() {
+                    first = Some(scratch);
+                }
             }
-            let typed = branches
-                .iter()
-                .find(|b| type_allows(resolve(root, b), value))
-                .or(branches.first());
-            if let Some(branch) = typed {
-                walk(root, branch, value, path);
-            }
+            path.extend(typed.or(first).unwrap_or_default());
             return true;
         }
     }
@@ -121,7 +135,13 @@ fn walk<'v>(
             }
             path.pop();
         }
-        return items.len() != properties.len();
+        // Too many elements, or a required field left out at the end.
+        let required = schema.get("required").and_then(Value::as_array);
+        let missing_required = properties
+            .keys()
+            .skip(items.len())
+            .any(|name| required.is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name))));
+        return items.len() > properties.len() || missing_required;
     }
     if !type_allows(schema, value) {
         return true;
@@ -130,6 +150,13 @@ fn walk<'v>(
         value.as_f64(),
         schema.get("minimum").and_then(Value::as_f64),
     ) && n < min
+    {
+        return true;
+    }
+    if let (Some(n), Some(max)) = (
+        value.as_f64(),
+        schema.get("maximum").and_then(Value::as_f64),
+    ) && n > max
     {
         return true;
     }
@@ -161,17 +188,19 @@ fn walk_object<'v>(
     path: &mut Vec<Step<'v>>,
 ) -> bool {
     let properties = schema.get("properties").and_then(Value::as_object);
-    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+    let additional = schema.get("additionalProperties");
     for (key, value) in map {
         path.push(Step::Key(key));
-        match properties
-            .and_then(|p| p.get(key))
-            .and_then(Value::as_object)
-        {
-            Some(property) if walk(root, property, value, path) => return true,
-            Some(_) => {}
-            None if closed => return true,
-            None => {}
+        // A property's schema, or what other keys must be (`false`: none allowed; a schema:
+        // a map's values); `true` or absent accepts anything.
+        let rule = properties.and_then(|p| p.get(key)).or(additional);
+        let breaks = match rule {
+            Some(Value::Object(property)) => walk(root, property, value, path),
+            Some(Value::Bool(false)) => true,
+            _ => false,
+        };
+        if breaks {
+            return true;
         }
         path.pop();
     }
@@ -263,6 +292,21 @@ mod tests {
             Some("order")
         );
         assert_eq!(at(json!({"ops": [], "lang": null, "limit": 3})), None);
+        // A field whose schema is `true` (a `serde_json::Value`) accepts anything.
+        let open = schema(json!({
+            "type": "object",
+            "properties": {"any": true, "n": {"type": "integer"},
+                           "map": {"type": "object", "additionalProperties": {"type": "integer"}}},
+            "additionalProperties": false
+        }));
+        assert_eq!(
+            locate(&open, &json!({"any": [1], "n": "x"})).as_deref(),
+            Some("n")
+        );
+        assert_eq!(
+            locate(&open, &json!({"map": {"a": 1, "b": "x"}})).as_deref(),
+            Some("map.b")
+        );
         // A struct read positionally from a sequence, as serde does.
         assert_eq!(at(json!({"ops": [[["x"]]]})).as_deref(), Some("ops[0][0]"));
         assert_eq!(at(json!({"ops": [["p"]]})).as_deref(), Some("ops[0]"));
@@ -374,6 +418,24 @@ mod tests {
                 let found = locate(&schema, args).unwrap_or_default();
                 assert_eq!(found, expected, "{args} ({})", error.inner());
             }
+        }
+
+        #[derive(Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Node {
+            v: u8,
+            child: Option<Box<Node>>,
+        }
+
+        /// A recursive schema nests `anyOf`s: each branch is walked once, so depth 200 is
+        /// instant (walking the failing branch twice per level would be 2^200 steps).
+        #[test]
+        fn a_deep_recursive_value_is_located_at_once() {
+            let mut args = json!({"v": "bad"});
+            for _ in 0..200 {
+                args = json!({"v": 1, "child": args});
+            }
+            same_path::<Node>(&args);
         }
 
         proptest! {

@@ -317,6 +317,9 @@ pub struct PendingActionStore {
     audit: OnceLock<AuditSink>,
     /// Where the stack is kept, when the session is durable.
     kept: OnceLock<crate::durable::StackFile>,
+    /// One push at a time, so that the kept stack and the stack in memory get pushes in the
+    /// same order.
+    pushing: Mutex<()>,
 }
 
 impl Default for PendingActionStore {
@@ -335,6 +338,7 @@ impl PendingActionStore {
             resolving: tokio::sync::Mutex::new(()),
             audit: OnceLock::new(),
             kept: OnceLock::new(),
+            pushing: Mutex::new(()),
         }
     }
 
@@ -415,6 +419,7 @@ impl PendingActionStore {
             source_tool_name: action.source_tool_name().to_owned(),
             details: action.details(),
         };
+        let _one_at_a_time = self.pushing.lock().unwrap_or_else(PoisonError::into_inner);
         // Durable before anyone hears of it: the preview is returned after this.
         let kept = match self.kept.get() {
             Some(file) => file.push(id, crate::durable::stored(&summary, action.durable())),
