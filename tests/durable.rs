@@ -298,7 +298,7 @@ async fn an_apply_a_stopped_process_had_finished_is_reported_not_written_twice()
     assert!(!again.is_error, "{}", again.text_content());
     assert_eq!(
         again.text_content(),
-        "Already applied: 1 replacement in 1 file had been written (by a process that stopped before it could report it); nothing was written now."
+        "Already applied: 1 replacement in 1 file is already in the files (applied earlier, by a process that stopped before it could report it or by an identical change); nothing was written now."
     );
     assert_eq!(
         std::fs::read_to_string(root.path().join("a.rs")).unwrap(),

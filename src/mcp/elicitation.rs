@@ -10,8 +10,8 @@
 //!   checked again before writing);
 //! * `accept` with `{"approve": false}`, or `decline`: discard, telling the model the person
 //!   declined (with their `comment`, if any);
-//! * `cancel`, an error, or an `accept` whose content has another shape: no decision, the
-//!   action stays pending (never an apply);
+//! * `cancel`, an error, no answer within 15 minutes, or an `accept` whose content has
+//!   another shape: no decision, the action stays pending (never an apply);
 //! * a client that did not declare the capability: nobody to ask, the action stays pending
 //!   and the model is told how to proceed.
 
@@ -28,6 +28,9 @@ use xcsh_core::approval::{ApprovalAnswer, ApprovalRequest, Approver};
 const APPROVE: &str = "approve";
 /// The optional field for the person's words to the model.
 const COMMENT: &str = "comment";
+/// How long a person has to answer before the question counts as unanswered (the action
+/// stays pending; asking again is one more `resolve` away).
+const ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
 /// An [`Approver`] that asks through the connection's client. The peer is known once the
 /// client has made its first request.
@@ -55,7 +58,12 @@ impl Approver for ElicitationApprover {
                 ),
                 requested_schema: form(),
             };
-            match peer.create_elicitation(params).await {
+            // A person may take a while; a client that never answers must not hold the
+            // session's `resolve` for ever: after the wait it counts as no answer.
+            match peer
+                .create_elicitation_with_timeout(params, Some(ANSWER_WAIT))
+                .await
+            {
                 Ok(result) => answer(request, result),
                 Err(e) => {
                     tracing::warn!(error = %e, "the elicitation request failed; treated as no answer");

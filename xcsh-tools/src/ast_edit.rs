@@ -332,7 +332,7 @@ impl AstEditAction {
         Ok(AgentToolResult::text(match outcome {
             Some(_) => format!("Applied {what}."),
             None => format!(
-                "Already applied: {what} had been written (by a process that stopped before it could report it); nothing was written now."
+                "Already applied: {what} is already in the files (applied earlier, by a process that stopped before it could report it or by an identical change); nothing was written now."
             ),
         }))
     }

@@ -241,6 +241,7 @@ fn record_dir(root: &Path) -> PathBuf {
     let mut dirs: Vec<PathBuf> = fs::read_dir(root.join(".xcsh/undo"))
         .expect("undo dir")
         .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
         .collect();
     dirs.sort();
     dirs.pop().expect("a record")
@@ -472,5 +473,27 @@ async fn the_undo_tool_names_a_changed_file_with_a_stale_kind() {
     assert_eq!(
         fs::read_to_string(dir.path().join("src/a.rs")).expect("read"),
         "// mine now\n"
+    );
+}
+
+#[test]
+fn ids_are_never_reused_and_an_undo_is_applied_whole() {
+    let (dir, ws) = fixture();
+    let mut cs = ChangeSet::new(ws.clone());
+    cs.modify("src/b.rs", "one\n").expect("stage");
+    assert_eq!(cs.apply().expect("apply").undo, Some(1));
+    let undo = Undo::last(&ws).expect("undo").expect("record");
+    // A revert cannot be narrowed: part of it would leave the rest without its record.
+    let mut narrowed = undo.change_set().clone();
+    let err = narrowed.retain_files(&["src/b.rs".to_owned()]).unwrap_err();
+    assert!(err.contains("an undo reverts a whole apply"), "{err}");
+    undo.apply().expect("undo");
+    // The next apply gets a new id, not the one the undo removed.
+    let mut cs = ChangeSet::new(ws.clone());
+    cs.modify("src/b.rs", "two\n").expect("stage");
+    assert_eq!(cs.apply().expect("apply").undo, Some(2));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("src/b.rs")).expect("read"),
+        "two\n"
     );
 }

@@ -473,6 +473,12 @@ impl ChangeSet {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn retain_files(&mut self, files: &[String]) -> Result<(), String> {
+        if self.undoes.is_some() {
+            return Err(
+                "an undo reverts a whole apply: apply or discard it whole (a part would leave the rest of the apply without its undo record)"
+                    .to_owned(),
+            );
+        }
         let name = |op: &Op| match op {
             Op::Modify { file, .. } | Op::Delete { file } => self.ws.display(&file.entry.named),
             Op::Create { file, .. } => self.ws.display(&file.entry.named),

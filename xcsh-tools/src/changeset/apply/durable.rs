@@ -65,6 +65,10 @@ pub(crate) struct Journal {
     /// when it finishes the apply, so that it too is recognised as already applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) effect: Option<String>,
+    /// The workspace's undo limits (`keep`, `max_bytes`; committed only), which recovery
+    /// keeps the apply's undo record under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) undo_limits: Option<(usize, u64)>,
 }
 
 /// One operation, root-relative paths encoded with [`enc`].

@@ -92,6 +92,10 @@ impl Run<'_> {
             stages,
             undoes: self.cs.undoes,
             effect: (state == State::Committed).then(|| self.effect.clone()),
+            undo_limits: (state == State::Committed).then(|| {
+                let limits = self.cs.ws.undo_limits();
+                (limits.keep(), limits.max_bytes())
+            }),
         }
     }
 

@@ -268,9 +268,8 @@ pub(crate) fn recover_locked(root: &Path) -> Result<RecoveryReport, RecoveryErro
             Ok(todo) => {
                 plan.forward(&todo)?;
                 // As the apply would have on finishing, while its backups still exist: keep
-                // its undo record (with the default limits: recovery does not know the
-                // workspace's; the next apply evicts by its own), or drop the record it
-                // reverted. Best effort: the files are what recovery is for.
+                // its undo record (under the workspace's limits, which the journal names), or
+                // drop the record it reverted. Best effort: the files are what recovery is for.
                 match journal.undoes {
                     Some(id) => {
                         let _ = crate::changeset::undo::store::forget(root, id);
@@ -280,7 +279,10 @@ pub(crate) fn recover_locked(root: &Path) -> Result<RecoveryReport, RecoveryErro
                             root,
                             &journal,
                             journal.effect.clone(),
-                            crate::changeset::UndoLimits::default(),
+                            journal.undo_limits.map_or_else(
+                                crate::changeset::UndoLimits::default,
+                                |(keep, max)| crate::changeset::UndoLimits::new(keep, max),
+                            ),
                         );
                     }
                 }

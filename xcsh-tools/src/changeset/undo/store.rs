@@ -26,6 +26,15 @@ use crate::changeset::framed::Frame;
 const UNDO_DIR: &str = "undo";
 const RECORD_FILE: &str = "record";
 const NEW_PREFIX: &str = ".new-";
+/// The last id given out, so that ids are never reused.
+const LAST_ID: &str = "last-id";
+
+fn last_id(root: &Path) -> u64 {
+    fs::read_to_string(undo_dir(root).join(LAST_ID))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
 const MAGIC: &str = "xcsh-undo-record";
 const VERSION: u32 = 1;
 
@@ -193,9 +202,12 @@ pub(crate) fn keep(
     if let Some(same) = slots.iter().find(|s| s.token == journal.token) {
         return Ok(same.id);
     }
-    let next = slots.last().map_or(1, |s| s.id + 1);
+    // Ids are never reused (an undo removes the newest record; a later apply must not take
+    // its id, which a pending undo built earlier still names).
+    let next = slots.last().map_or(0, |s| s.id).max(last_id(root)) + 1;
     write_record(root, journal, effect, bytes, next)
         .map_err(|e| format!("the undo record could not be written ({e})"))?;
+    let _ = fs::write(undo_dir(root).join(LAST_ID), format!("{next}\n"));
     // Over the limits, the oldest go; a failure to remove one only leaves it longer.
     let _ = evict(root, limits);
     Ok(next)
@@ -295,15 +307,16 @@ fn write_record(
     sync_dir(&undo)
 }
 
-/// Removes record directories that are not whole (no `record` file): a write or a removal a
-/// crash cut short.
+/// Removes record directories that are not whole (no `record` file, or still under their
+/// `.new-` name): a write or a removal a crash cut short. Runs under the root's lock.
 fn clear_remains(undo: &Path) {
     let Ok(entries) = fs::read_dir(undo) else {
         return;
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.is_dir() && fs::symlink_metadata(path.join(RECORD_FILE)).is_err() {
+        let unfinished = entry.file_name().to_string_lossy().starts_with(NEW_PREFIX);
+        if path.is_dir() && (unfinished || fs::symlink_metadata(path.join(RECORD_FILE)).is_err()) {
             let _ = fs::remove_dir_all(&path);
         }
     }
@@ -332,9 +345,8 @@ pub(crate) fn remove(slot: &Slot) -> io::Result<()> {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
-    if let Some(parent) = slot.dir.parent() {
-        let _ = sync_dir(parent);
-    }
+    // The unlink durable before the originals go: a record never comes back without them.
+    let _ = sync_dir(&slot.dir);
     fs::remove_dir_all(&slot.dir)
 }
 
