@@ -392,3 +392,22 @@ async fn a_file_that_became_a_link_after_a_restart_is_refused_as_before() {
         "fn a() { x.unwrap(); }\n"
     );
 }
+
+#[test]
+fn a_lost_notice_not_yet_delivered_is_given_again_after_another_restart() {
+    let state = tempfile::tempdir().unwrap();
+    {
+        let first = registry().durable_session(state.path(), "main").unwrap();
+        first.pending().push(Ping { host: "db".into() });
+    }
+    let note = "`Ping db` was lost when the server restarted; preview again.";
+    // Restored, but the process stops before anyone takes the notice.
+    drop(registry().durable_session(state.path(), "main").unwrap());
+    let third = registry().durable_session(state.path(), "main").unwrap();
+    assert_eq!(third.take_reminders(), [note], "told again, not dropped");
+    assert!(third.pending().is_empty());
+    drop(third);
+    // Delivered now: the next process hears nothing more of it.
+    let fourth = registry().durable_session(state.path(), "main").unwrap();
+    assert!(fourth.take_reminders().is_empty());
+}

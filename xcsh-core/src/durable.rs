@@ -199,6 +199,17 @@ impl StackFile {
         self.write(&entries)
     }
 
+    /// Drops the entries kept only to report them lost (their notices were delivered).
+    pub(crate) fn forget_lost(&self) -> Result<(), StateError> {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = entries.len();
+        entries.retain(|(id, _)| *id != PendingId::LOST);
+        if entries.len() == before {
+            return Ok(());
+        }
+        self.write(&entries)
+    }
+
     /// Removes a resolved entry and writes the file.
     pub(crate) fn remove(&self, id: PendingId) -> Result<(), StateError> {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
@@ -304,10 +315,15 @@ pub(crate) fn read(path: &Path) -> Result<Vec<Stored>, StateError> {
     Ok(file.actions)
 }
 
-/// Pushes the kept actions back on `store` (bottom first) and returns the labels of those
-/// that could not be restored, with why.
-pub(crate) fn restore(store: &crate::PendingActionStore, kept: Vec<Stored>) -> Vec<String> {
+/// Pushes the kept actions back on `store` (bottom first) and returns the notices for those
+/// that could not be restored (with why), and those actions as kept: they stay in the file
+/// until their notices have been delivered.
+pub(crate) fn restore(
+    store: &crate::PendingActionStore,
+    kept: Vec<Stored>,
+) -> (Vec<String>, Vec<Stored>) {
     let mut lost = Vec::new();
+    let mut unrestored = Vec::new();
     for stored in kept {
         let restored = match stored.kind.as_deref() {
             None => Err(None),
@@ -326,8 +342,9 @@ pub(crate) fn restore(store: &crate::PendingActionStore, kept: Vec<Stored>) -> V
                     "`{}` was lost when the server restarted{because}; preview again.",
                     stored.label
                 ));
+                unrestored.push(stored);
             }
         }
     }
-    lost
+    (lost, unrestored)
 }

@@ -150,6 +150,10 @@ impl<T: PendingAction> ErasedAction for T {
 pub struct PendingId(u64);
 
 impl PendingId {
+    /// Marks, in a kept stack, an action that could not be restored and is kept only until
+    /// the notice that it was lost has been delivered (real ids start at 1).
+    pub(crate) const LOST: PendingId = PendingId(0);
+
     /// The numeric value.
     pub fn get(self) -> u64 {
         self.0
@@ -371,21 +375,30 @@ impl PendingActionStore {
     }
 
     /// Keeps this store's stack in `file` from now on, writing what it holds now first.
+    /// `lost` (actions that could not be restored) stay in the file, at the bottom, until
+    /// [`lost_delivered`](Self::lost_delivered).
     pub(crate) fn keep_in(
         &self,
         file: crate::durable::StackFile,
+        lost: Vec<crate::durable::Stored>,
     ) -> Result<(), crate::durable::StateError> {
-        let now: Vec<_> = self
-            .stack()
-            .iter()
-            .map(|e| {
-                let stored = crate::durable::stored(&e.summary, e.action.durable_dyn());
-                (e.summary.id, stored)
-            })
-            .collect();
+        let mut now: Vec<_> = lost.into_iter().map(|s| (PendingId::LOST, s)).collect();
+        now.extend(self.stack().iter().map(|e| {
+            let stored = crate::durable::stored(&e.summary, e.action.durable_dyn());
+            (e.summary.id, stored)
+        }));
         file.replace(now)?;
         let _ = self.kept.set(file);
         Ok(())
+    }
+
+    /// The notices of lost actions have been handed out: the kept stack drops them.
+    pub(crate) fn lost_delivered(&self) {
+        if let Some(kept) = self.kept.get()
+            && let Err(e) = kept.forget_lost()
+        {
+            tracing::error!(error = %e, "the kept stack could not drop its lost actions");
+        }
     }
 
     /// `entry` was narrowed (a partial apply): the kept stack holds it as it is now.

@@ -492,8 +492,10 @@ impl Registry {
         let kept = crate::durable::read(&path)?;
         let session = Session::new(Arc::clone(self));
         // Restored in memory first, then written once: a crash meanwhile leaves the old file.
-        let lost = crate::durable::restore(session.pending(), kept);
-        session.pending().keep_in(file)?;
+        let (lost, unrestored) = crate::durable::restore(session.pending(), kept);
+        // The lost stay in the file until their notices are taken (`take_reminders`): a
+        // process that dies before telling anyone tells the next one.
+        session.pending().keep_in(file, unrestored)?;
         for lost in lost {
             session.reminders().push(lost);
         }

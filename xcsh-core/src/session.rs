@@ -196,7 +196,12 @@ impl Session {
 
     /// Takes the reminders queued for the model (one per pushed preview).
     pub fn take_reminders(&self) -> Vec<String> {
-        self.reminders.drain()
+        let taken = self.reminders.drain();
+        if !taken.is_empty() {
+            // Among them, in a durable session, the notices of actions lost in a restart.
+            self.store.lost_delivered();
+        }
+        taken
     }
 
     /// The reminder queue.
