@@ -117,6 +117,12 @@ struct File_ {
     actions: Vec<Stored>,
 }
 
+/// [`File_`] as written, borrowing the entries.
+#[derive(Serialize)]
+struct FileOut<'a> {
+    actions: Vec<&'a Stored>,
+}
+
 /// The file a store keeps its stack in, and the entries it holds (bottom first). Holds the
 /// stack's lock (`<key>.lock`, an advisory lock the system releases when the process dies)
 /// for as long as it lives.
@@ -171,10 +177,10 @@ impl StackFile {
 
     /// Replaces every entry and writes the file.
     pub(crate) fn replace(&self, now: Vec<(PendingId, Stored)>) -> Result<(), StateError> {
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        self.write(&now)?;
-        *entries = now;
-        Ok(())
+        self.rewrite(|entries| {
+            *entries = now;
+            true
+        })
     }
 
     /// Adds an entry on top and writes the file; on failure the entry is not kept.
@@ -191,41 +197,49 @@ impl StackFile {
     /// Replaces the kept form of entry `id` (an action narrowed for a partial apply) and
     /// writes the file.
     pub(crate) fn update(&self, id: PendingId, stored: Stored) -> Result<(), StateError> {
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(slot) = entries.iter_mut().find(|(have, _)| *have == id) else {
-            return Ok(());
-        };
-        slot.1 = stored;
-        self.write(&entries)
+        self.rewrite(
+            |entries| match entries.iter_mut().find(|(have, _)| *have == id) {
+                Some(slot) => {
+                    slot.1 = stored;
+                    true
+                }
+                None => false,
+            },
+        )
     }
 
     /// Drops the entries kept only to report them lost (their notices were delivered).
     pub(crate) fn forget_lost(&self) -> Result<(), StateError> {
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        let before = entries.len();
-        entries.retain(|(id, _)| *id != PendingId::LOST);
-        if entries.len() == before {
-            return Ok(());
-        }
-        self.write(&entries)
+        self.remove(PendingId::LOST)
     }
 
-    /// Removes a resolved entry and writes the file.
+    /// Removes a resolved entry (or every lost one, for [`PendingId::LOST`]) and writes the
+    /// file.
     pub(crate) fn remove(&self, id: PendingId) -> Result<(), StateError> {
+        self.rewrite(|entries| {
+            let before = entries.len();
+            entries.retain(|(have, _)| *have != id);
+            entries.len() != before
+        })
+    }
+
+    /// Changes the entries with `change`, and writes the file when it says it changed them.
+    fn rewrite(
+        &self,
+        change: impl FnOnce(&mut Vec<(PendingId, Stored)>) -> bool,
+    ) -> Result<(), StateError> {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        let before = entries.len();
-        entries.retain(|(have, _)| *have != id);
-        if entries.len() == before {
-            return Ok(());
+        if change(&mut entries) {
+            self.write(&entries)
+        } else {
+            Ok(())
         }
-        self.write(&entries)
     }
 
     fn write(&self, entries: &[(PendingId, Stored)]) -> Result<(), StateError> {
-        let body = serde_json::to_vec(&File_ {
-            actions: entries.iter().map(|(_, s)| s.clone()).collect(),
-        })
-        .unwrap_or_default();
+        // Borrowed, not cloned: a kept `ast_edit` holds every edit.
+        let actions: Vec<&Stored> = entries.iter().map(|(_, s)| s).collect();
+        let body = serde_json::to_vec(&FileOut { actions }).unwrap_or_default();
         let mut bytes = format!("{MAGIC} {VERSION} {}\n", hex(&Sha256::digest(&body))).into_bytes();
         bytes.extend_from_slice(&body);
         let new = self.path.with_extension("stack.new");

@@ -216,6 +216,11 @@ impl PendingEntry {
         Ok(())
     }
 
+    /// What a durable stack keeps of it.
+    fn stored(&self) -> crate::durable::Stored {
+        crate::durable::stored(&self.summary, self.action.durable_dyn())
+    }
+
     /// The effect digest now; a panic in it counts as a different effect.
     pub(crate) fn current_effect_digest(&self) -> Option<String> {
         std::panic::catch_unwind(AssertUnwindSafe(|| self.action.effect_digest_dyn())).ok()
@@ -383,10 +388,7 @@ impl PendingActionStore {
         lost: Vec<crate::durable::Stored>,
     ) -> Result<(), crate::durable::StateError> {
         let mut now: Vec<_> = lost.into_iter().map(|s| (PendingId::LOST, s)).collect();
-        now.extend(self.stack().iter().map(|e| {
-            let stored = crate::durable::stored(&e.summary, e.action.durable_dyn());
-            (e.summary.id, stored)
-        }));
+        now.extend(self.stack().iter().map(|e| (e.summary.id, e.stored())));
         file.replace(now)?;
         let _ = self.kept.set(file);
         Ok(())
@@ -404,8 +406,7 @@ impl PendingActionStore {
     /// `entry` was narrowed (a partial apply): the kept stack holds it as it is now.
     pub(crate) fn narrowed(&self, entry: &PendingEntry) {
         if let Some(kept) = self.kept.get() {
-            let stored = crate::durable::stored(&entry.summary, entry.action.durable_dyn());
-            if let Err(e) = kept.update(entry.summary.id, stored) {
+            if let Err(e) = kept.update(entry.summary.id, entry.stored()) {
                 tracing::error!(error = %e, "a narrowed action could not be kept on disk");
             }
         }
