@@ -405,10 +405,10 @@ impl PendingActionStore {
 
     /// `entry` was narrowed (a partial apply): the kept stack holds it as it is now.
     pub(crate) fn narrowed(&self, entry: &PendingEntry) {
-        if let Some(kept) = self.kept.get() {
-            if let Err(e) = kept.update(entry.summary.id, entry.stored()) {
-                tracing::error!(error = %e, "a narrowed action could not be kept on disk");
-            }
+        if let Some(kept) = self.kept.get()
+            && let Err(e) = kept.update(entry.summary.id, entry.stored())
+        {
+            tracing::error!(error = %e, "a narrowed action could not be kept on disk");
         }
     }
 

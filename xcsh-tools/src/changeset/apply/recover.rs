@@ -322,16 +322,16 @@ fn display(root: &Path, p: &Path) -> String {
     p.strip_prefix(root).unwrap_or(p).display().to_string()
 }
 
-/// What is at a path.
-#[derive(PartialEq, Eq)]
-enum At {
+/// What is at a path (also what undo compares a file with).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum At {
     Missing,
     File(Fingerprint),
     Dir,
     Other,
 }
 
-fn at(path: &Path) -> At {
+pub(crate) fn at(path: &Path) -> At {
     match fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => At::Missing,
         Err(_) => At::Other,

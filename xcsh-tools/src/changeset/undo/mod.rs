@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::apply::durable::JFp;
+use super::apply::recover::{At, at};
 use super::{ApplyError, ApplyReport, ChangeSet, ChangeSetError, Fingerprint};
 use crate::workspace::Workspace;
 use store::{Record, Slot, UOp};
@@ -293,35 +294,17 @@ impl Undo {
         // (`was`).
         let mut changed = Vec::new();
         let mut all_undone = true;
-        let mut look = |p: &Path, now: Option<Fingerprint>, was: Option<Fingerprint>| {
-            let here = at(p);
-            if here != Here::of(now) {
-                let what = if now.is_none() && here != Here::Other {
+        for (p, now, was) in touched(root, &record).ok_or_else(corrupt)? {
+            let here = at(&p);
+            if here != now {
+                let what = if now == At::Missing && !matches!(here, At::Other | At::Dir) {
                     "created again"
                 } else {
                     describe(here)
                 };
-                changed.push((ws.display(p), what.to_owned()));
+                changed.push((ws.display(&p), what.to_owned()));
             }
-            all_undone &= here == Here::of(was);
-        };
-        for op in &record.ops {
-            match op {
-                UOp::Modify {
-                    target, was, now, ..
-                } => look(&path(target)?, Some(fp(now)?), Some(fp(was)?)),
-                UOp::Create { target, now } => look(&path(target)?, Some(fp(now)?), None),
-                UOp::Delete { target, was, .. } => look(&path(target)?, None, Some(fp(was)?)),
-                UOp::Rename {
-                    from,
-                    to,
-                    fp: moved,
-                } => {
-                    let moved = fp(moved)?;
-                    look(&path(to)?, Some(moved), None);
-                    look(&path(from)?, None, Some(moved));
-                }
-            }
+            all_undone &= here == was;
         }
         if all_undone && !record.ops.is_empty() {
             store::remove(&slot).map_err(|source| UndoError::Io {
@@ -452,22 +435,42 @@ impl ChangeSet {
 
 /// Whether every file is as the recorded apply left it.
 fn left_as_applied(root: &Path, record: &Record) -> bool {
+    touched(root, record).is_some_and(|files| files.iter().all(|(p, now, _)| at(p) == *now))
+}
+
+/// Every path the recorded apply touched, with what it left there and what it found there;
+/// `None` if the record names a path outside the root or a bad fingerprint.
+fn touched(root: &Path, record: &Record) -> Option<Vec<(PathBuf, At, At)>> {
     let path = |s: &str| store::path(root, s);
     let fp = |j: &JFp| j.fingerprint();
-    record.ops.iter().all(|op| match op {
-        UOp::Modify { target, now, .. } | UOp::Create { target, now } => {
-            matches!((path(target), fp(now)), (Some(p), Some(f)) if at(&p) == Here::File(f))
+    let mut out = Vec::with_capacity(record.ops.len());
+    for op in &record.ops {
+        match op {
+            UOp::Modify {
+                target, was, now, ..
+            } => out.push((
+                path(target)?,
+                expected(Some(fp(now)?)),
+                expected(Some(fp(was)?)),
+            )),
+            UOp::Create { target, now } => {
+                out.push((path(target)?, expected(Some(fp(now)?)), At::Missing));
+            }
+            UOp::Delete { target, was, .. } => {
+                out.push((path(target)?, At::Missing, expected(Some(fp(was)?))));
+            }
+            UOp::Rename {
+                from,
+                to,
+                fp: moved,
+            } => {
+                let moved = expected(Some(fp(moved)?));
+                out.push((path(to)?, moved, At::Missing));
+                out.push((path(from)?, At::Missing, moved));
+            }
         }
-        UOp::Delete { target, .. } => path(target).is_some_and(|p| at(&p) == Here::Nothing),
-        UOp::Rename {
-            from,
-            to,
-            fp: moved,
-        } => {
-            matches!((path(from), path(to), fp(moved)), (Some(f), Some(t), Some(m))
-                if at(&f) == Here::Nothing && at(&t) == Here::File(m))
-        }
-    })
+    }
+    Some(out)
 }
 
 /// The whole records under `root`, oldest first.
@@ -488,34 +491,16 @@ fn entry(slot: &Slot, record: &Record) -> UndoEntry {
     }
 }
 
-/// What is at a path.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Here {
-    Nothing,
-    File(Fingerprint),
-    /// A directory, a link, a special or unreadable file.
-    Other,
-}
-
-impl Here {
-    fn of(expected: Option<Fingerprint>) -> Self {
-        expected.map_or(Here::Nothing, Here::File)
-    }
-}
-
-fn at(path: &Path) -> Here {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_file() => Fingerprint::of_file(path).map_or(Here::Other, Here::File),
-        Ok(_) => Here::Other,
-        Err(_) => Here::Nothing,
-    }
+/// What a file the apply touched should be: a file with this content, or nothing.
+fn expected(fp: Option<Fingerprint>) -> At {
+    fp.map_or(At::Missing, At::File)
 }
 
 /// Why a path is not as the apply left it.
-fn describe(here: Here) -> &'static str {
+fn describe(here: At) -> &'static str {
     match here {
-        Here::Nothing => "deleted",
-        Here::File(_) => "modified",
-        Here::Other => "no longer a regular file",
+        At::Missing => "deleted",
+        At::File(_) => "modified",
+        At::Dir | At::Other => "no longer a regular file",
     }
 }
