@@ -20,11 +20,26 @@ use super::{Failure, confirm, review, root, style, undo};
 pub(crate) struct Args {
     /// The code to match, as an ast-grep pattern: `$X` matches one node, `$$$XS` a list.
     /// Repeat `-p PATTERN -r REWRITE` for several rewrites applied together.
-    #[arg(short = 'p', long = "pattern", value_name = "PATTERN", required = true)]
+    #[arg(
+        short = 'p',
+        long = "pattern",
+        value_name = "PATTERN",
+        required_unless_present = "rule"
+    )]
     pattern: Vec<String>,
     /// The replacement; may use the pattern's metavariables. One per `-p`, in order.
-    #[arg(short = 'r', long = "rewrite", value_name = "REWRITE", required = true)]
+    #[arg(
+        short = 'r',
+        long = "rewrite",
+        value_name = "REWRITE",
+        required_unless_present = "rule"
+    )]
     rewrite: Vec<String>,
+    /// Instead of `-p/-r`: an ast-grep rule file with a `fix` (the YAML of `ast-grep scan
+    /// --rule`; several rules as `---` documents), applied as `ast-grep scan --rule FILE
+    /// --update-all` applies it.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pattern", "rewrite"])]
+    rule: Option<PathBuf>,
     #[arg(short = 'l', long = "lang", value_name = "LANG", help = lang_help())]
     lang: Option<String>,
     /// Only files whose root-relative path matches this glob, e.g. `src/**/*.rs`.
@@ -88,7 +103,17 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
             "--limit: must be at least 1; leave it out to keep every replacement".to_owned(),
         ));
     }
+    let rule = match &args.rule {
+        Some(file) => Some(std::fs::read_to_string(file).map_err(|e| {
+            Failure(format!(
+                "--rule {}: cannot read it: {e}; give the path of an ast-grep rule file (YAML)",
+                file.display()
+            ))
+        })?),
+        None => None,
+    };
     let request = EditRequest {
+        rule,
         ops: args
             .pattern
             .into_iter()
@@ -107,7 +132,13 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
             cancel: None,
             progress: Some(&report),
         };
-        plan_scopes(&ws, &scopes, args.glob.as_deref(), &request, &control)?
+        plan_scopes(&ws, &scopes, args.glob.as_deref(), &request, &control).map_err(|e| {
+            match (&args.rule, e.0.strip_prefix("rule")) {
+                // `rule: line 3: …` names the file the person gave.
+                (Some(file), Some(rest)) => Failure(format!("--rule {}{rest}", file.display())),
+                _ => e,
+            }
+        })?
     };
 
     let mut stdout = anstream::stdout().lock();

@@ -11,7 +11,8 @@ use crate::changeset::{ApplyError, ChangeSet};
 use crate::config::AstToolsConfig;
 use crate::engine::{self, EditPlan, EditRequest, Op, preview};
 use crate::run::{
-    first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
+    first_of, near_miss_note, no_match_note, parse_lang, parse_limit, plural, run_engine, scope,
+    with_near_misses, workspace,
 };
 
 /// The tool's name.
@@ -64,7 +65,10 @@ Each op rewrites every match of `pat` (code with metavariables: `$X` matches one
 a list of nodes) into `out` (which may use the same metavariables). Files are parsed, so matches \
 respect syntax, not text. The call only previews: it returns a unified diff and nothing is \
 written until you call `resolve` with action \"apply\" (or \"discard\"). Example: \
-ops=[{\"pat\": \"$X.unwrap()\", \"out\": \"$X?\"}], lang=\"rust\".",
+ops=[{\"pat\": \"$X.unwrap()\", \"out\": \"$X?\"}], lang=\"rust\". Instead of `ops`, `rule` \
+takes an ast-grep YAML rule with a `fix` (`pattern`, `kind`, `regex`, `inside`, `has`, \
+`precedes`, `follows`, `all`, `any`, `not`, `matches`, `constraints`, `utils`, `transform`), \
+applied as `ast-grep scan --update-all` applies it.",
     // The call itself only reads and previews; writing happens through `resolve`.
     read_only,
     destructive = false,
@@ -78,8 +82,15 @@ ops=[{\"pat\": \"$X.unwrap()\", \"out\": \"$X?\"}], lang=\"rust\".",
 #[derive(Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct AstEdit {
-    /// Rewrites applied together to each file (at least one; patterns must differ).
+    /// Rewrites applied together to each file (at least one; patterns must differ). Give
+    /// either this or `rule`.
+    #[serde(default)]
     pub ops: Vec<AstEditOp>,
+    /// Instead of `ops`: an ast-grep rule with a `fix`, as YAML text, the grammar of
+    /// `ast-grep scan --rule` (`language` may be left to `lang`; several rules as `---`
+    /// documents).
+    #[serde(default)]
+    pub rule: Option<String>,
     /// Language of the patterns, one of [`Lang::ALL`](crate::engine::Lang::ALL) (the
     /// languages compiled in). Inferred from each file's extension when omitted.
     #[serde(default)]
@@ -107,6 +118,7 @@ impl AstEdit {
                 .into_iter()
                 .map(|op| Op::new(op.pat, op.out))
                 .collect(),
+            rule: self.rule,
             lang: parse_lang(self.lang.as_deref())?,
             limit: parse_limit(self.limit)?,
             walk: config.walk_options(),
@@ -116,20 +128,42 @@ impl AstEdit {
         let patterns: Vec<String> = request.ops.iter().map(|op| op.pat.clone()).collect();
         let lang = request.lang;
         let plan_ws = ws.clone();
-        let plan = run_engine(ctx, move |control| {
+        let near_pats = patterns.clone();
+        let (plan, misses) = run_engine(ctx, move |control| {
             let scope = scope(&plan_ws, path.as_deref(), glob.as_deref());
-            engine::plan_edits(&scope, &request, control)
+            with_near_misses(
+                &scope,
+                &near_pats,
+                lang,
+                &request.walk,
+                control,
+                || engine::plan_edits(&scope, &request, control),
+                |plan| plan.totals.replacements == 0,
+            )
         })
         .await?
         .map_err(ToolError::from)?;
 
         let mut text = render_preview(&plan, config.max_preview_chars());
-        let details = serde_json::to_value(preview::details(&plan, Some(DETAIL_TEXT_CHARS)))
+        let mut details = serde_json::to_value(preview::details(&plan, Some(DETAIL_TEXT_CHARS)))
             .unwrap_or(Value::Null);
         if plan.totals.replacements == 0 {
-            if let Some(note) = no_match_note(&patterns, lang) {
+            let fields: Vec<String> = (0..patterns.len())
+                .map(|i| format!("ops[{i}].pat"))
+                .collect();
+            let notes = [
+                no_match_note(&patterns, lang),
+                near_miss_note(&misses, &fields),
+            ];
+            for note in notes.into_iter().flatten() {
                 text.push_str("\n\n");
                 text.push_str(&note);
+            }
+            if let Some(map) = details.as_object_mut() {
+                map.insert(
+                    "nearMisses".to_owned(),
+                    serde_json::to_value(&misses).unwrap_or_default(),
+                );
             }
             return Ok(AgentToolResult::text(text).with_details(details));
         }

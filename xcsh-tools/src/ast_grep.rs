@@ -9,7 +9,8 @@ use xcsh_macros::custom_tool;
 use crate::config::AstToolsConfig;
 use crate::engine::{self, SearchRequest, SearchResult};
 use crate::run::{
-    first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
+    first_of, near_miss_note, no_match_note, parse_lang, parse_limit, plural, run_engine, scope,
+    with_near_misses, workspace,
 };
 
 /// The tool's name.
@@ -44,7 +45,10 @@ const MATCH_TEXT_CHARS: usize = 160;
     description = "Structural code search over the workspace with an ast-grep pattern: \
 code with metavariables (`$X` matches one node, `$$$ARGS` a list of nodes), matched against \
 the syntax tree, not the text. Returns each match with its file, line, column, text and the \
-metavariables' captured text. Read-only. Example: pat=\"$X.unwrap()\", lang=\"rust\".",
+metavariables' captured text. Read-only. Example: pat=\"$X.unwrap()\", lang=\"rust\". \
+Instead of `pat`, `rule` takes an ast-grep YAML rule (`pattern`, `kind`, `regex`, `inside`, \
+`has`, `precedes`, `follows`, `all`, `any`, `not`, `matches`, with `constraints` and `utils`), \
+e.g. rule=\"rule:\\n  pattern: $X.unwrap()\\n  inside:\\n    kind: closure_expression\\n    stopBy: end\", lang=\"rust\".",
     // It reads the workspace and changes nothing.
     read_only,
     destructive = false,
@@ -58,7 +62,13 @@ metavariables' captured text. Read-only. Example: pat=\"$X.unwrap()\", lang=\"ru
 #[serde(deny_unknown_fields)]
 pub struct AstGrep {
     /// The code to find, as an ast-grep pattern: `$X` matches one node, `$$$ARGS` a list.
-    pub pat: String,
+    /// Give either this or `rule`.
+    #[serde(default)]
+    pub pat: Option<String>,
+    /// Instead of `pat`: an ast-grep rule as YAML text, the grammar of `ast-grep scan
+    /// --rule` (`language` may be left to `lang`; several rules as `---` documents).
+    #[serde(default)]
+    pub rule: Option<String>,
     /// Language of the pattern, one of [`Lang::ALL`](crate::engine::Lang::ALL) (the
     /// languages compiled in). Inferred from each file's extension when omitted.
     #[serde(default)]
@@ -77,8 +87,14 @@ pub struct AstGrep {
 
 impl AstGrep {
     async fn execute(self, ctx: &ToolContext) -> Result<AgentToolResult, ToolError> {
+        if self.pat.is_none() && self.rule.is_none() {
+            return Err(ToolError::new(
+                "pat: give the code to find as a pattern (e.g. `$X.unwrap()`), or an ast-grep YAML rule in `rule`",
+            ));
+        }
         let request = SearchRequest {
-            patterns: vec![self.pat],
+            patterns: self.pat.into_iter().collect(),
+            rule: self.rule,
             lang: parse_lang(self.lang.as_deref())?,
             limit: Some(parse_limit(self.limit)?.unwrap_or(DEFAULT_LIMIT)),
             walk: AstToolsConfig::of(ctx).walk_options(),
@@ -86,9 +102,18 @@ impl AstGrep {
         let ws = workspace(ctx)?;
         let (path, glob) = (self.path, self.glob);
         let (patterns, lang) = (request.patterns.clone(), request.lang);
-        let result = run_engine(ctx, move |control| {
+        let near_pats = patterns.clone();
+        let (result, misses) = run_engine(ctx, move |control| {
             let scope = scope(&ws, path.as_deref(), glob.as_deref());
-            engine::search(&scope, &request, control)
+            with_near_misses(
+                &scope,
+                &near_pats,
+                lang,
+                &request.walk,
+                control,
+                || engine::search(&scope, &request, control),
+                |result| result.matches.is_empty(),
+            )
         })
         .await?
         .map_err(ToolError::from_display)?;
@@ -98,13 +123,18 @@ impl AstGrep {
             "limit": result.limit,
             "parseErrors": result.parse_errors,
             "skipped": result.skipped,
+            "nearMisses": misses,
         });
         let mut text = render_matches(&result);
-        if result.matches.is_empty()
-            && let Some(note) = no_match_note(&patterns, lang)
-        {
-            text.push_str("\n\n");
-            text.push_str(&note);
+        if result.matches.is_empty() {
+            let notes = [
+                no_match_note(&patterns, lang),
+                near_miss_note(&misses, &["pat".to_owned()]),
+            ];
+            for note in notes.into_iter().flatten() {
+                text.push_str("\n\n");
+                text.push_str(&note);
+            }
         }
         Ok(AgentToolResult::text(text).with_details(details))
     }

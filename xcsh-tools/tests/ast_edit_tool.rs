@@ -489,3 +489,136 @@ async fn an_answer_that_found_nothing_says_what_the_pattern_parsed_as() {
         search.text_content()
     );
 }
+
+#[tokio::test]
+async fn a_yaml_rule_previews_applies_and_searches_like_a_pattern() {
+    let dir = workspace();
+    let root = dir.path();
+    let s = session(root);
+    // Every unwrap but the one in a `let` that calls `parse`: `not`, `inside` and `has`.
+    let rule = "rule:\n  pattern: $X.unwrap()\n  not:\n    inside:\n      kind: let_declaration\n      has:\n        pattern: parse($$$A)\n        stopBy: end\n      stopBy: end\nfix: $X.expect(\"loaded\")\n";
+    let found = s
+        .call("ast_grep", json!({"rule": rule, "lang": "rust"}))
+        .await;
+    assert!(!found.is_error, "{}", found.text_content());
+    assert!(
+        found.text_content().starts_with("2 matches in 2 files"),
+        "{}",
+        found.text_content()
+    );
+    let preview = edit(&s, json!({"rule": rule, "lang": "rust"})).await;
+    assert!(!preview.is_error, "{}", preview.text_content());
+    assert!(
+        preview
+            .text_content()
+            .starts_with("AST Edit preview: 2 replacements in 2 files"),
+        "{}",
+        preview.text_content()
+    );
+    assert_eq!(
+        read(root, "src/b.rs"),
+        "fn b() -> u8 {\n    cfg.get().unwrap()\n}\n"
+    );
+    let applied = resolve(&s, "apply").await;
+    assert!(!applied.is_error, "{}", applied.text_content());
+    assert_eq!(
+        read(root, "src/a.rs"),
+        "fn a() {\n    let x = load().expect(\"loaded\");\n    let y = parse(x).unwrap();\n}\n"
+    );
+    assert_eq!(
+        read(root, "src/b.rs"),
+        "fn b() -> u8 {\n    cfg.get().expect(\"loaded\")\n}\n"
+    );
+}
+
+#[tokio::test]
+async fn bad_rules_name_the_line_and_key_and_change_nothing() {
+    let dir = workspace();
+    let root = dir.path();
+    let s = session(root);
+    let cases = [
+        (
+            json!({"rule": "rule:\n  pattern: $X.unwrap()\n  insde:\n    kind: block\nfix: x", "lang": "rust"}),
+            "rule: line 3: unknown key `insde`",
+        ),
+        (
+            json!({"rule": "rule:\n  kind: call_expresion\nfix: x", "lang": "rust"}),
+            "is not a node kind of the rust grammar, so the rule can never match; did you mean `call_expression`?",
+        ),
+        (
+            json!({"rule": "rule:\n  pattern: $X.unwrap()\n", "lang": "rust"}),
+            "rule: has no `fix`",
+        ),
+        (
+            json!({"rule": "rule:\n  pattern: $X.unwrap()\nfix: y", "lang": "rust", "ops": [{"pat": "a", "out": "b"}]}),
+            "rule: give either a rule or ops, not both",
+        ),
+        (
+            json!({"rule": "rule:\n  pattern: $X.unwrap()\nfix: y"}),
+            "rule: says no `language`; add `language: <name>` to the rule or pass lang",
+        ),
+    ];
+    for (args, expected) in cases {
+        let result = edit(&s, args.clone()).await;
+        assert!(result.is_error, "{args}: {}", result.text_content());
+        assert!(
+            result.text_content().contains(expected),
+            "{args}: {}",
+            result.text_content()
+        );
+    }
+    let neither = s.call("ast_grep", json!({"lang": "rust"})).await;
+    assert!(neither.is_error);
+    assert!(
+        neither
+            .text_content()
+            .contains("or an ast-grep YAML rule in `rule`"),
+        "{}",
+        neither.text_content()
+    );
+    assert!(s.pending().peek().is_none());
+    assert_eq!(
+        read(root, "src/b.rs"),
+        "fn b() -> u8 {\n    cfg.get().unwrap()\n}\n"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_that_found_nothing_shows_near_misses_with_patterns_that_match() {
+    let dir = workspace();
+    let root = dir.path();
+    fs::write(
+        root.join("src/c.rs"),
+        "pub fn load_all(dir: &str) -> Vec<u8> {\n    Vec::new()\n}\n",
+    )
+    .unwrap();
+    let s = session(root);
+    let found = s
+        .call(
+            "ast_grep",
+            json!({"pat": "fn load_all($$$A) { $$$B }", "lang": "rust"}),
+        )
+        .await;
+    let text = found.text_content();
+    assert!(text.starts_with("No matches"), "{text}");
+    assert!(
+        text.contains("Near misses (code close to the pattern that it does not match):\n- src/c.rs:1:1 `pub fn load_all(dir: &str) -> Vec<u8> {`"),
+        "{text}"
+    );
+    assert!(text.contains("it has `-> Vec<u8>` where the pattern has nothing"), "{text}");
+    assert!(text.contains("      pub fn load_all($$$A) -> Vec<u8> {"), "{text}");
+    assert_eq!(found.details.as_ref().unwrap()["nearMisses"][0]["line"], 1);
+
+    // The same through ast_edit, which pushes nothing.
+    let preview = edit(
+        &s,
+        json!({"ops": [{"pat": "fn load_all($$$A) { $$$B }", "out": "fn x() {}"}], "lang": "rust"}),
+    )
+    .await;
+    assert!(
+        preview.text_content().contains("src/c.rs:1:1"),
+        "{}",
+        preview.text_content()
+    );
+    assert!(s.pending().peek().is_none());
+}

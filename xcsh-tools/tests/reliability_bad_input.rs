@@ -143,13 +143,19 @@ fn cases() -> Vec<Case> {
             "edit: null args",
             "ast_edit",
             Value::Null,
-            &["missing field `ops`"],
+            &[
+                "ops: at least one op is required",
+                "or an ast-grep YAML rule",
+            ],
         ),
         case(
             "edit: empty object",
             "ast_edit",
             json!({}),
-            &["missing field `ops`"],
+            &[
+                "ops: at least one op is required",
+                "or an ast-grep YAML rule",
+            ],
         ),
         case(
             "edit: ops null",
@@ -191,13 +197,16 @@ fn cases() -> Vec<Case> {
             "grep: empty object",
             "ast_grep",
             json!({}),
-            &["missing field `pat`"],
+            &[
+                "pat: give the code to find",
+                "or an ast-grep YAML rule in `rule`",
+            ],
         ),
         case(
             "grep: pat null",
             "ast_grep",
             json!({"pat": null}),
-            &["pat: invalid type: null, expected a string"],
+            &["pat: give the code to find"],
         ),
         case(
             "resolve: empty object",

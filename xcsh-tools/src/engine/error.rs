@@ -14,7 +14,7 @@ use crate::workspace::PathError;
 pub enum EngineError {
     /// No ops were given.
     #[error(
-        "ops: at least one op is required; pass ops: [{{\"pat\": \"<code to match>\", \"out\": \"<replacement>\"}}]"
+        "ops: at least one op is required; pass ops: [{{\"pat\": \"<code to match>\", \"out\": \"<replacement>\"}}] (or an ast-grep YAML rule with a `fix` in `rule`)"
     )]
     NoOps,
 
@@ -49,6 +49,25 @@ pub enum EngineError {
         field: String,
         /// The earlier one, e.g. `ops[0].pat`.
         first: String,
+    },
+
+    /// An ast-grep YAML rule (`rule`) cannot be used: its YAML, a key, its language, a
+    /// pattern in it, or (for an edit) its `fix`.
+    #[error("{field}: {detail}")]
+    InvalidRule {
+        /// `rule`, or `rule (document 2)` for the second of several.
+        field: String,
+        /// What is wrong (with the YAML line where known) and what to do.
+        detail: String,
+    },
+
+    /// Both `ops` (or patterns) and a `rule` were given.
+    #[error(
+        "rule: give either a rule or {patterns}, not both; put every pattern into the rule (`any:` lists several) or make one call per kind"
+    )]
+    RuleWithPatterns {
+        /// What the patterns were called (`ops`, `pat`).
+        patterns: &'static str,
     },
 
     /// A rewrite template cannot be used with its pattern.
@@ -109,7 +128,8 @@ pub enum EngineError {
 
     /// A file named explicitly has an extension no supported language uses, and no `lang`.
     #[error(
-        "path: cannot tell the language of `{path}` from its extension; pass lang (one of: rust, python, typescript, tsx, javascript, go)"
+        "path: cannot tell the language of `{path}` from its extension; pass lang (one of: {list})",
+        list = Lang::supported_list()
     )]
     UnknownLanguage {
         /// The file, root-relative.

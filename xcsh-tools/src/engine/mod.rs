@@ -37,10 +37,12 @@
 mod error;
 mod lang;
 mod matching;
+mod near_miss;
 mod pattern;
 mod prefilter;
 pub mod preview;
 mod rewrite;
+mod rule;
 mod search;
 mod walk;
 
@@ -50,6 +52,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub use crate::changeset::Fingerprint;
 pub use error::EngineError;
 pub use lang::Lang;
+pub use near_miss::{MAX_NEAR_MISSES, NearMiss, near_misses};
 pub use pattern::{CompiledOps, Op, pattern_shape};
 pub use rewrite::{
     EditPlan, EditRequest, EditTotals, FileEdit, LimitReport, Replacement, plan_edits,

@@ -14,7 +14,8 @@ use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::{Language, Pattern};
 use serde::{Deserialize, Serialize};
 
-use super::prefilter::{Prefilter, required_literals};
+use super::prefilter::{Literal, Prefilter, leaf_literals, required_literals};
+use super::rule::{Rule, compile_rules};
 use super::{EngineError, Lang};
 
 /// One structural search-and-replace operation: every match of `pat` is replaced by `out`.
@@ -49,13 +50,32 @@ impl Op {
 
 /// One op compiled for one language.
 pub(crate) struct CompiledOp {
-    /// Index of the op in the request (`ops[index]`).
+    /// Index of the op in the request (`ops[index]`, or the rule's document).
     pub index: usize,
-    pub pattern: Pattern,
-    /// The pattern's named metavariables, each once, in order of first appearance.
-    pub captures: Vec<MetaVariable>,
-    /// `None` for a search (no rewrite).
-    pub fix: Option<TemplateFix>,
+    pub kind: OpKind,
+}
+
+/// What an op matches with: a pattern, or a YAML rule.
+pub(crate) enum OpKind {
+    Pattern {
+        pattern: Pattern,
+        /// The pattern's named metavariables, each once, in order of first appearance.
+        captures: Vec<MetaVariable>,
+        /// `None` for a search (no rewrite).
+        fix: Option<TemplateFix>,
+    },
+    /// A rule, matched and fixed as `ast-grep scan` does (see `rule`).
+    Rule(Box<Rule>),
+}
+
+impl CompiledOp {
+    /// The rule, for an op that is one.
+    pub(crate) fn rule(&self) -> Option<&Rule> {
+        match &self.kind {
+            OpKind::Rule(rule) => Some(rule),
+            OpKind::Pattern { .. } => None,
+        }
+    }
 }
 
 /// The ops that apply to files of one language, and the prefilter that decides which files
@@ -162,6 +182,92 @@ impl CompiledOps {
         Self::compile(items, lang)
     }
 
+    /// Reads and compiles ast-grep YAML rules (`rule`), one per YAML document, as
+    /// `ast-grep scan --rule` reads a rule file. A rule's `language` may be left out when
+    /// `lang` is given; an `edit` needs each rule to have a `fix`. Errors name the YAML line
+    /// and key.
+    ///
+    /// ```
+    /// use xcsh_tools::engine::{CompiledOps, Lang};
+    ///
+    /// let rule = "language: rust\nrule:\n  pattern: $X.unwrap()\n  inside:\n    kind: closure_expression\n    stopBy: end\nfix: $X?\n";
+    /// let ops = CompiledOps::for_rules(rule, None, true)?;
+    /// assert_eq!(ops.lang(), Some(Lang::Rust));
+    ///
+    /// let typo = CompiledOps::for_rules("rule:\n  patern: a\n", Some(Lang::Rust), false).unwrap_err();
+    /// assert!(typo.to_string().starts_with("rule: line 2: unknown key `patern`"));
+    /// # Ok::<(), xcsh_tools::engine::EngineError>(())
+    /// ```
+    pub fn for_rules(text: &str, lang: Option<Lang>, edit: bool) -> Result<Self, EngineError> {
+        let rules = compile_rules(text, "rule", lang, edit)?;
+        let several = rules.len() > 1;
+        let first_lang = rules[0].lang;
+        let explicit = rules
+            .iter()
+            .all(|r| r.lang == first_lang)
+            .then_some(first_lang);
+        let mut per_lang: [Vec<(CompiledOp, Vec<Literal>)>; Lang::COUNT] = Default::default();
+        let len = rules.len();
+        for (index, rule) in rules.into_iter().enumerate() {
+            per_lang[rule.lang as usize].push((
+                CompiledOp {
+                    index,
+                    kind: OpKind::Rule(Box::new(rule.config)),
+                },
+                rule.literals,
+            ));
+        }
+        let mut by_lang: [Option<LangOps>; Lang::COUNT] = Default::default();
+        for lang in Lang::KNOWN {
+            let entries = std::mem::take(&mut per_lang[lang as usize]);
+            if entries.is_empty() {
+                continue;
+            }
+            let (ops, literals): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
+            let prefilter = Prefilter::new(lang, literals);
+            by_lang[lang as usize] = Some(LangOps { ops, prefilter });
+        }
+        Ok(Self {
+            by_lang,
+            explicit,
+            len,
+            inapplicable: Vec::new(),
+            pat_fields: (0..len)
+                .map(|i| {
+                    if several {
+                        format!("rule (document {})", i + 1)
+                    } else {
+                        "rule".to_owned()
+                    }
+                })
+                .collect(),
+            go_conversions: Vec::new(),
+        })
+    }
+
+    /// Search patterns compiled for the near-miss pass: a file is worth parsing when it holds
+    /// any one of a pattern's literal leaves, not all of them.
+    pub(crate) fn for_near_misses(
+        patterns: &[String],
+        lang: Option<Lang>,
+    ) -> Result<Self, EngineError> {
+        let mut ops = Self::for_search(patterns, lang)?;
+        for &lang in Lang::ALL {
+            if let Some(lang_ops) = ops.by_lang[lang as usize].as_mut() {
+                let literals = lang_ops
+                    .ops
+                    .iter()
+                    .map(|op| match &op.kind {
+                        OpKind::Pattern { pattern, .. } => leaf_literals(pattern, lang),
+                        OpKind::Rule(_) => Vec::new(),
+                    })
+                    .collect();
+                lang_ops.prefilter = Prefilter::any_of(lang, literals);
+            }
+        }
+        Ok(ops)
+    }
+
     fn compile(items: Vec<Item<'_>>, explicit: Option<Lang>) -> Result<Self, EngineError> {
         let langs: Vec<Lang> = match explicit {
             Some(lang) => vec![lang],
@@ -219,9 +325,11 @@ impl CompiledOps {
                         }
                         per_lang[slot].push(CompiledOp {
                             index,
-                            pattern,
-                            captures,
-                            fix,
+                            kind: OpKind::Pattern {
+                                pattern,
+                                captures,
+                                fix,
+                            },
                         });
                     }
                     Err(detail) => {
@@ -256,7 +364,10 @@ impl CompiledOps {
             let prefilter = Prefilter::new(
                 lang,
                 ops.iter()
-                    .map(|op| required_literals(&op.pattern, lang))
+                    .map(|op| match &op.kind {
+                        OpKind::Pattern { pattern, .. } => required_literals(pattern, lang),
+                        OpKind::Rule(_) => Vec::new(),
+                    })
                     .collect(),
             );
             by_lang[lang as usize] = Some(LangOps { ops, prefilter });
@@ -345,7 +456,7 @@ impl CompiledOps {
 /// (`match $E { $$$ARMS }`), so an ERROR is refused only when it holds no metavariable, and a
 /// MISSING token (one the parser invented to recover, dropped from the pattern tree, so the
 /// pattern would match something other than what was written) is always refused.
-fn compile_pattern(src: &str, lang: Lang) -> Result<Pattern, String> {
+pub(crate) fn compile_pattern(src: &str, lang: Lang) -> Result<Pattern, String> {
     let sg = lang.support_lang();
     let pattern = Pattern::try_new(src, sg).map_err(|e| e.to_string())?;
     if pattern.has_error() {
@@ -748,7 +859,7 @@ mod tests {
     fn no_ops_is_an_error() {
         assert_eq!(
             err(&[], None),
-            "ops: at least one op is required; pass ops: [{\"pat\": \"<code to match>\", \"out\": \"<replacement>\"}]"
+            "ops: at least one op is required; pass ops: [{\"pat\": \"<code to match>\", \"out\": \"<replacement>\"}] (or an ast-grep YAML rule with a `fix` in `rule`)"
         );
     }
 

@@ -64,9 +64,7 @@ pub(crate) struct Literal {
 
 /// The literals a match of `pattern` in `lang` needs, rarest-looking (longest) first.
 pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
-    let ts = lang.support_lang().get_ts_language();
-    let mut out = Vec::new();
-    collect(&pattern.node, lang, &ts, &mut out);
+    let mut out = leaf_literals(pattern, lang);
     // The CLI skips every file whose text does not contain the pattern's `fixed_string()` (its
     // longest leaf text, punctuation included), so requiring it too can only skip files the
     // CLI skips; it makes punctuation-only patterns such as `$A + $B` selective.
@@ -81,6 +79,16 @@ pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
     }
     out.sort_by_key(|lit| std::cmp::Reverse(lit.text.len()));
     out.dedup();
+    out
+}
+
+/// The literals a match of `pattern` needs from its own leaves only: what a `pattern` inside
+/// a YAML rule needs, where the CLI's `fixed_string()` shortcut does not apply (`ast-grep
+/// scan` parses every file of the rule's language).
+pub(crate) fn leaf_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
+    let ts = lang.support_lang().get_ts_language();
+    let mut out = Vec::new();
+    collect(&pattern.node, lang, &ts, &mut out);
     out
 }
 
@@ -287,6 +295,8 @@ impl Anchors {
 /// without literals may match any file.
 pub(crate) struct Prefilter {
     alternatives: Vec<Vec<Finder>>,
+    /// An op may match when any one of its literals occurs (not all): the near-miss search.
+    any: bool,
 }
 
 impl Prefilter {
@@ -298,14 +308,28 @@ impl Prefilter {
                 .iter()
                 .map(|lits| lits.iter().map(|l| Finder::new(l, comment)).collect())
                 .collect(),
+            any: false,
+        }
+    }
+
+    /// A prefilter letting through the files that hold any one literal of an op (all when
+    /// the op has none).
+    pub fn any_of(lang: Lang, literals: Vec<Vec<Literal>>) -> Self {
+        Self {
+            any: true,
+            ..Self::new(lang, literals)
         }
     }
 
     /// Whether op `i` (in this language's order) may match a file with these bytes.
     pub fn op_may_match(&self, i: usize, haystack: &[u8]) -> bool {
-        self.alternatives
-            .get(i)
-            .is_none_or(|finders| finders.iter().all(|f| f.occurs_in(haystack)))
+        self.alternatives.get(i).is_none_or(|finders| {
+            if self.any && !finders.is_empty() {
+                finders.iter().any(|f| f.occurs_in(haystack))
+            } else {
+                finders.iter().all(|f| f.occurs_in(haystack))
+            }
+        })
     }
 
     /// The occurrences of op `i`'s first (longest) literal, or `None` when it has none.

@@ -19,11 +19,14 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use ast_grep_config::CombinedScan;
 use ast_grep_core::replacer::Replacer as _;
 use serde::Serialize;
 
-use super::matching::{for_each_match, has_syntax_error, parse};
+use super::matching::{Root, for_each_match, has_syntax_error, parse};
 use super::pattern::shorten;
+use super::pattern::{LangOps, OpKind};
+use super::rule::Rule;
 use super::walk::{Candidate, Skipped, WalkOptions, walk};
 use super::{CompiledOps, Control, EngineError, Fingerprint, Lang, Op, Scope};
 use crate::changeset::{Splice, StaleFile, StaleReason};
@@ -42,8 +45,13 @@ use crate::changeset::{Splice, StaleFile, StaleReason};
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct EditRequest {
-    /// At least one op; patterns must be non-empty, valid and distinct.
+    /// At least one op; patterns must be non-empty, valid and distinct. Empty when `rule`
+    /// is given.
     pub ops: Vec<Op>,
+    /// Instead of `ops`: ast-grep YAML rules with a `fix` (the grammar of `ast-grep scan
+    /// --rule`; several as YAML documents), applied as `ast-grep scan --rule FILE
+    /// --update-all` applies them. See [`CompiledOps::for_rules`].
+    pub rule: Option<String>,
     /// The language of every pattern and file; `None` infers it from each file's extension.
     pub lang: Option<Lang>,
     /// Keep at most this many replacements (≥ 1): the first ones in path order.
@@ -386,12 +394,23 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
     result.has_error = has_syntax_error(&root);
 
     let mut edits = Vec::new();
+    let is_rule = c.ops.ops.first().is_some_and(|op| op.rule().is_some());
+    if is_rule {
+        rule_edits(&root, &c.text, c.ops, &c.may_match, &mut result, &mut edits);
+    }
     for &i in &c.may_match {
         let op = &c.ops.ops[i];
-        let Some(fix) = &op.fix else { continue };
+        let OpKind::Pattern {
+            pattern,
+            fix: Some(fix),
+            ..
+        } = &op.kind
+        else {
+            continue;
+        };
         let anchors = c.ops.prefilter.anchors(i, c.text.as_bytes());
         let mut matches = 0;
-        for_each_match(&root, &op.pattern, false, anchors.as_ref(), |m| {
+        for_each_match(&root, pattern, false, anchors.as_ref(), |m| {
             matches += 1;
             // The whole matched node is replaced, trailing `;` included, as the CLI does
             // (`var $A = $B` -> `let $A = $B` turns `var a = 1;` into `let a = 1`). ast-grep's
@@ -417,10 +436,13 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
     if edits.is_empty() {
         return result;
     }
-    edits.sort_by_key(|e| (e.range.start, e.range.end, e.op));
-    if let Some(err) = find_overlap(&c.text, &c.display, &edits) {
-        result.outcome = Err(err);
-        return result;
+    // A rule's edits are already in the CLI's order, overlaps dropped as it drops them.
+    if !is_rule {
+        edits.sort_by_key(|e| (e.range.start, e.range.end, e.op));
+        if let Some(err) = find_overlap(&c.text, &c.display, &edits) {
+            result.outcome = Err(err);
+            return result;
+        }
     }
     let fingerprint = Fingerprint::of(c.text.as_bytes());
     let built = build(&c.text, edits);
@@ -434,6 +456,56 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
         inserted: built.inserted,
     }));
     result
+}
+
+/// The edits of the rules in `c` (those the prefilter left), made as `ast-grep scan --rule
+/// --update-all` makes them: every match in pre-order through ast-grep-config's
+/// `CombinedScan` (which honours `ast-grep-ignore` comments), each replaced through its rule's
+/// first fix over the range that fix covers (`expandStart`/`expandEnd` included), and a match
+/// whose range starts before the end of the last one kept is dropped, as the CLI drops it.
+fn rule_edits(
+    root: &Root,
+    text: &str,
+    ops: &LangOps,
+    may_match: &[usize],
+    result: &mut FileResult,
+    edits: &mut Vec<RawEdit>,
+) {
+    let rules: Vec<(usize, &Rule)> = may_match
+        .iter()
+        .filter_map(|&i| ops.ops[i].rule().map(|r| (ops.ops[i].index, r)))
+        .collect();
+    let combined = CombinedScan::new(rules.iter().map(|(_, r)| *r).collect());
+    let scanned = combined.scan(root, true);
+    let mut per_op: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut end = 0;
+    for (rule, m) in scanned.diffs {
+        let Some(&(op, _)) = rules.iter().find(|(_, r)| std::ptr::eq(*r, rule)) else {
+            continue;
+        };
+        let Some(fixer) = rule.fixer.first() else {
+            continue;
+        };
+        let edit = m.make_edit(&rule.matcher, fixer);
+        let range = edit.position..edit.position + edit.deleted_length;
+        if range.start < end {
+            continue;
+        }
+        end = range.end;
+        *per_op.entry(op).or_default() += 1;
+        let new = String::from_utf8(edit.inserted_text)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        if text.get(range.clone()) == Some(new.as_str()) {
+            result.identical += 1;
+        } else {
+            edits.push(RawEdit {
+                op,
+                range,
+                text: new,
+            });
+        }
+    }
+    result.per_op.extend(per_op);
 }
 
 /// The first pair of edits (sorted by start) from two ops that overlap, as an error.
@@ -569,7 +641,13 @@ pub fn plan_edits(
     if let Some(0) = request.limit {
         return Err(EngineError::InvalidLimit { given: 0 });
     }
-    let ops = CompiledOps::for_edit(&request.ops, request.lang)?;
+    let ops = match &request.rule {
+        Some(_) if !request.ops.is_empty() => {
+            return Err(EngineError::RuleWithPatterns { patterns: "ops" });
+        }
+        Some(rule) => CompiledOps::for_rules(rule, request.lang, true)?,
+        None => CompiledOps::for_edit(&request.ops, request.lang)?,
+    };
     plan_compiled(scope, &ops, request.limit, &request.walk, ctl)
 }
 

@@ -3,17 +3,20 @@
 //! Nested matches are all reported (`foo(foo(1))` matches `foo($A)` twice), as the CLI's
 //! search output does.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use ast_grep_config::CombinedScan;
 use ast_grep_core::NodeMatch;
 use ast_grep_core::meta_var::MetaVariable;
 use serde::Serialize;
 
 use super::matching::{Doc, for_each_match, has_syntax_error, parse};
+use super::pattern::OpKind;
 use super::rewrite::{LimitReport, drop_beyond_limit};
+use super::rule::Rule;
 use super::walk::{Candidate, Skipped, WalkOptions, walk};
 use super::{CompiledOps, Control, EngineError, Lang, Scope};
 
@@ -32,8 +35,12 @@ use super::{CompiledOps, Control, EngineError, Lang, Scope};
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct SearchRequest {
-    /// One or more distinct, valid patterns.
+    /// One or more distinct, valid patterns; empty when `rule` is given.
     pub patterns: Vec<String>,
+    /// Instead of `patterns`: ast-grep YAML rules (the grammar of `ast-grep scan --rule`;
+    /// several as YAML documents), matched as `ast-grep scan` matches them. See
+    /// [`CompiledOps::for_rules`].
+    pub rule: Option<String>,
     /// The language; `None` infers it from each file's extension.
     pub lang: Option<Lang>,
     /// Keep at most this many matches (≥ 1): the first ones in path order.
@@ -114,6 +121,24 @@ pub struct SearchResult {
     pub warnings: Vec<String>,
 }
 
+/// The metavariables a rule's match bound, as single or list captures (a rule does not say
+/// which a name is: its match does).
+fn rule_captures(m: &NodeMatch<'_, Doc>, names: &HashSet<&str>) -> Vec<MetaVariable> {
+    let env = m.get_env();
+    names
+        .iter()
+        .filter_map(|&name| {
+            if env.get_match(name).is_some() {
+                Some(MetaVariable::Capture(name.to_owned(), false))
+            } else if !env.get_multiple_matches(name).is_empty() {
+                Some(MetaVariable::MultiCapture(name.to_owned()))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
 fn capture_list(m: &NodeMatch<'_, Doc>, names: &[MetaVariable]) -> Vec<Capture> {
     let env = m.get_env();
     let src = m.get_doc().src.as_str();
@@ -155,24 +180,52 @@ fn search_file(c: Candidate<'_>) -> (PathBuf, String, bool, Vec<Match>) {
     };
     let has_error = has_syntax_error(&root);
     let mut found = Vec::new();
+    let to_match = |m: &NodeMatch<'_, Doc>, op: usize, captures: &[MetaVariable]| {
+        let start = m.start_pos();
+        let end = m.end_pos();
+        Match {
+            path: c.path.clone(),
+            file: c.display.clone(),
+            pattern: op,
+            line: start.line() + 1,
+            column: start.column(m) + 1,
+            end_line: end.line() + 1,
+            end_column: end.column(m) + 1,
+            range: m.range(),
+            text: m.text().into_owned(),
+            captures: capture_list(m, captures),
+        }
+    };
+    let rules: Vec<(usize, &Rule)> = c
+        .may_match
+        .iter()
+        .filter_map(|&i| c.ops.ops[i].rule().map(|r| (c.ops.ops[i].index, r)))
+        .collect();
+    if !rules.is_empty() {
+        // As `ast-grep scan --rule` reports them: every match, `ast-grep-ignore` honoured.
+        let combined = CombinedScan::new(rules.iter().map(|(_, r)| *r).collect());
+        for (rule, matches) in combined.scan(&root, false).matches {
+            let Some(&(op, _)) = rules.iter().find(|(_, r)| std::ptr::eq(*r, rule)) else {
+                continue;
+            };
+            let names = rule.matcher.defined_vars();
+            for m in matches {
+                let captures = rule_captures(&m, &names);
+                found.push(to_match(&m, op, &captures));
+            }
+        }
+    }
     for &i in &c.may_match {
         let op = &c.ops.ops[i];
+        let OpKind::Pattern {
+            pattern, captures, ..
+        } = &op.kind
+        else {
+            continue;
+        };
         let anchors = c.ops.prefilter.anchors(i, c.text.as_bytes());
-        for_each_match(&root, &op.pattern, true, anchors.as_ref(), |m| {
-            let start = m.start_pos();
-            let end = m.end_pos();
-            found.push(Match {
-                path: c.path.clone(),
-                file: c.display.clone(),
-                pattern: op.index,
-                line: start.line() + 1,
-                column: start.column(&m) + 1,
-                end_line: end.line() + 1,
-                end_column: end.column(&m) + 1,
-                range: m.range(),
-                text: m.text().into_owned(),
-                captures: capture_list(&m, &op.captures),
-            });
+        for_each_match(&root, pattern, true, anchors.as_ref(), |m| {
+            found.push(to_match(&m, op.index, captures));
         });
     }
     found.sort_by_key(|m| (m.range.start, std::cmp::Reverse(m.range.end), m.pattern));
@@ -218,7 +271,13 @@ pub fn search(
     if let Some(0) = request.limit {
         return Err(EngineError::InvalidLimit { given: 0 });
     }
-    let ops = CompiledOps::for_search(&request.patterns, request.lang)?;
+    let ops = match &request.rule {
+        Some(_) if !request.patterns.is_empty() => {
+            return Err(EngineError::RuleWithPatterns { patterns: "pat" });
+        }
+        Some(rule) => CompiledOps::for_rules(rule, request.lang, false)?,
+        None => CompiledOps::for_search(&request.patterns, request.lang)?,
+    };
     let collector = Mutex::new(Collector {
         limit: request.limit,
         files: BTreeMap::new(),
