@@ -501,3 +501,35 @@ async fn an_ended_session_leaves_no_file_unless_it_had_previews() {
     assert_eq!(gone.status, 404, "{}", gone.text);
     assert_eq!(read(root.path(), "b.rs"), OLD_B);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_stack_is_named_by_every_call_of_its_session_and_left_alone() {
+    let root = workspace();
+    let state = tempfile::tempdir().expect("state dir");
+    let server = Server::start(root.path(), state.path(), "127.0.0.1:0");
+    let mut a = Client::connect(&server.addr).await;
+    a.call("ast_edit", edit("a")).await;
+    let addr = server.kill();
+    let stack = state.path().join(format!("{}.stack", a.session));
+    std::fs::write(&stack, "garbage").expect("corrupt the stack");
+
+    let restarted = Server::start(root.path(), state.path(), &addr);
+    a.reconnect(&restarted.addr);
+    for _ in 0..2 {
+        let refused = a.resolve("apply").await;
+        assert_eq!(refused["isError"], true, "{refused}");
+        let text = content_text(&refused);
+        assert!(
+            text.starts_with("This MCP session's pending stack cannot be opened:")
+                && text.contains(&format!("{}` cannot be used", stack.display())),
+            "{text}"
+        );
+    }
+    let preview = a.call("ast_edit", edit("a")).await;
+    assert_eq!(
+        preview["isError"], true,
+        "a broken session previewed: {preview}"
+    );
+    assert_eq!(std::fs::read(&stack).expect("the stack"), b"garbage");
+    assert_eq!(read(root.path(), "a.rs"), OLD_A);
+}
