@@ -27,7 +27,9 @@ pub(crate) struct Args {
     /// clients have not resolved yet, in order. Over stdio one stack (`session.stack`, shared
     /// with `xcsh session --state`); with --http one per MCP session, under its
     /// Mcp-Session-Id: a client that presents its old id after a restart is served again,
-    /// stack included. An id never issued with this directory is refused and gets nothing.
+    /// stack included. An id never issued with this directory is refused and gets nothing;
+    /// HTTP requests that negotiate protocol 2026-07-28 per request have no session and keep
+    /// nothing.
     #[arg(long, value_name = "DIR")]
     state: Option<PathBuf>,
 }
