@@ -32,6 +32,10 @@ cargo build -p xcsh --bin xcsh
 "$repo_root/.venv/bin/python" tests/interop/test_mcp_stdio.py \
     "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
 
+step "MCP interop: the Python SDK over Streamable HTTP, server restarted under --state"
+"$repo_root/.venv/bin/python" tests/interop/test_mcp_http.py \
+    "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
+
 step "Benchmarks still run (bench/run.sh --smoke: equality check included, numbers meaningless)"
 bench/run.sh --smoke
 

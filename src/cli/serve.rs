@@ -1,4 +1,4 @@
-//! `xcsh serve`: the built-in tools over MCP on stdin/stdout.
+//! `xcsh serve`: the built-in tools over MCP on stdin/stdout, or over Streamable HTTP.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -23,9 +23,14 @@ pub(crate) struct Args {
     approval: approval::ApprovalArgs,
     #[command(flatten)]
     undo: super::undo::UndoArgs,
-    /// Keep the pending stack in this directory (stdio only): a restarted server finds the
-    /// previews its client has not resolved yet, in order.
-    #[arg(long, value_name = "DIR", conflicts_with = "http")]
+    /// Keep pending stacks in this directory: a restarted server finds the previews its
+    /// clients have not resolved yet, in order. Over stdio one stack (`session.stack`, shared
+    /// with `xcsh session --state`); with --http one per MCP session, under its
+    /// Mcp-Session-Id: a client that presents its old id after a restart is served again,
+    /// stack included. An id never issued with this directory is refused and gets nothing;
+    /// HTTP requests that negotiate protocol 2026-07-28 per request have no session and keep
+    /// nothing.
+    #[arg(long, value_name = "DIR")]
     state: Option<PathBuf>,
 }
 
@@ -49,7 +54,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         );
     }
     if let Some(addr) = args.http {
-        return serve_http(McpServer::new(registry), addr, &root);
+        return serve_http(McpServer::new(registry), addr, &root, args.state.as_deref());
     }
     if std::io::stdin().is_terminal() {
         eprintln!(
@@ -79,7 +84,12 @@ fn serve_http(
     server: McpServer,
     addr: std::net::SocketAddr,
     root: &std::path::Path,
+    state: Option<&std::path::Path>,
 ) -> Result<ExitCode, Failure> {
+    if let Some(dir) = state {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure(format!("--state {}: cannot create it: {e}", dir.display())))?;
+    }
     let runtime = runtime()?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
@@ -90,16 +100,23 @@ fn serve_http(
         let bound = listener
             .local_addr()
             .map_err(|e| Failure(format!("--http {addr}: {e}")))?;
+        let kept = state.map_or_else(String::new, |dir| {
+            format!("; pending stacks kept in {}", dir.display())
+        });
         eprintln!(
-            "xcsh serve: MCP over Streamable HTTP at http://{bound}/mcp for {}",
+            "xcsh serve: MCP over Streamable HTTP at http://{bound}/mcp for {}{kept}",
             root.display()
         );
         tracing::info!(%bound, root = %root.display(), "serving MCP over HTTP");
         let shutdown = tokio_util::sync::CancellationToken::new();
-        server
-            .serve_http(listener, shutdown)
-            .await
-            .map_err(|e| Failure(format!("serving HTTP on {bound} failed: {e}")))
+        let served = match state {
+            Some(dir) => {
+                tracing::info!(state = %dir.display(), "keeping each MCP session's pending stack");
+                server.serve_http_with_state(listener, dir, shutdown).await
+            }
+            None => server.serve_http(listener, shutdown).await,
+        };
+        served.map_err(|e| Failure(format!("serving HTTP on {bound} failed: {e}")))
     })?;
     Ok(ExitCode::SUCCESS)
 }

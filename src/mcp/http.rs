@@ -11,20 +11,33 @@
 //! handler each time: it can preview, but its pending action is gone with the request, so
 //! `resolve` in a later request finds nothing to apply (and never another client's action).
 //!
+//! With a state directory ([`McpServer::serve_http_with_state`], `xcsh serve --http ADDR
+//! --state DIR`) each MCP session's pending stack is kept on disk under its `Mcp-Session-Id`,
+//! and a restarted server serves a client that presents its old id again, with the same
+//! stack (see `http_state`). Per-request (2026-07-28) requests stay stateless.
+//!
 //! Only loopback `Host` headers are accepted (rmcp's default, against DNS rebinding).
 
+use std::convert::Infallible;
 use std::io;
+use std::path::Path;
 use std::sync::Arc;
 
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
+use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::McpServer;
+use super::http_state::{HttpConnection, SessionRecords, StateSessionManager, valid_session_id};
+
+type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
 
 impl McpServer {
     /// Serves MCP over Streamable HTTP on `listener` (any path) until `shutdown` is cancelled,
@@ -55,29 +68,186 @@ impl McpServer {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        loop {
-            let (stream, peer) = tokio::select! {
-                () = shutdown.cancelled() => return Ok(()),
-                accepted = listener.accept() => match accepted {
-                    Ok(accepted) => accepted,
-                    Err(error) => {
-                        // Out of file descriptors, a connection reset before accept: the
-                        // listener itself is fine; keep serving the others.
-                        tracing::warn!(%error, "accepting an HTTP connection failed");
-                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                        continue;
+        accept(listener, shutdown, move |request| {
+            let service = service.clone();
+            async move { service.handle(request).await }
+        })
+        .await
+    }
+
+    /// Like [`serve_http`](Self::serve_http), with each MCP session's pending stack kept in
+    /// `state_dir` under its `Mcp-Session-Id`: a push is on disk before its preview is
+    /// returned, and after a restart a client that presents its old session id is served
+    /// again, with the same stack in the same order (rmcp replays the session's recorded
+    /// `initialize`; the client does nothing special).
+    ///
+    /// `state_dir` holds, per session, `<id>.session` (the record that the id was issued
+    /// here, with the client's `initialize` parameters), and while the session has a stack,
+    /// `<id>.stack` and `<id>.lock`. An id that was never issued here is answered
+    /// `404 Not Found` (an id that is not lowercase letters, digits and `-`: `400 Bad Request`), and no
+    /// file is created for it. A session's stack files go when it ends with nothing pending;
+    /// a DELETE removes its record too (a stack that still holds previews then stays, unused,
+    /// for a person to look at). Requests that negotiate 2026-07-28 per request have no
+    /// session and keep nothing.
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// use xcsh::mcp::McpServer;
+    /// let registry = xcsh::Session::builder()
+    ///     .suite(xcsh::tools::builtin_suite())
+    ///     .build_registry()
+    ///     .unwrap();
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8931").await?;
+    /// let shutdown = tokio_util::sync::CancellationToken::new();
+    /// McpServer::new(registry)
+    ///     .serve_http_with_state(listener, std::path::Path::new(".xcsh-state"), shutdown)
+    ///     .await
+    /// # }
+    /// ```
+    pub async fn serve_http_with_state(
+        self,
+        listener: TcpListener,
+        state_dir: &Path,
+        shutdown: CancellationToken,
+    ) -> io::Result<()> {
+        std::fs::create_dir_all(state_dir).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot create the state directory `{}`: {e}",
+                    state_dir.display()
+                ),
+            )
+        })?;
+        let records = Arc::new(SessionRecords::new(state_dir.to_path_buf()));
+        let template = Arc::new(self);
+        let mut config =
+            StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+        config.session_store = Some(Arc::clone(&records) as _);
+        let factory_records = Arc::clone(&records);
+        let service = StreamableHttpService::new(
+            move || {
+                Ok(HttpConnection::new(
+                    Arc::clone(&template),
+                    Arc::clone(&factory_records),
+                ))
+            },
+            Arc::new(StateSessionManager::new(records)),
+            config,
+        );
+        accept(listener, shutdown, move |request| {
+            let service = service.clone();
+            async move {
+                let id = match session_id(&request) {
+                    Ok(id) => id,
+                    Err(refusal) => return plain(StatusCode::BAD_REQUEST, refusal),
+                };
+                let response = service.handle(request).await;
+                match id {
+                    Some(id) if response.status() == StatusCode::NOT_FOUND => {
+                        explain_not_found(response, &id).await
                     }
-                },
-            };
-            let service = TowerToHyperService::new(service.clone());
-            tokio::spawn(async move {
-                if let Err(error) = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await
-                {
-                    tracing::debug!(%peer, %error, "HTTP connection ended with an error");
+                    _ => response,
                 }
-            });
+            }
+        })
+        .await
+    }
+}
+
+/// Accepts connections on `listener` until `shutdown`, answering each request with `handle`.
+async fn accept<H, F>(
+    listener: TcpListener,
+    shutdown: CancellationToken,
+    handle: H,
+) -> io::Result<()>
+where
+    H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: Future<Output = HttpResponse> + Send + 'static,
+{
+    loop {
+        let (stream, peer) = tokio::select! {
+            () = shutdown.cancelled() => return Ok(()),
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors, a connection reset before accept: the
+                    // listener itself is fine; keep serving the others.
+                    tracing::warn!(%error, "accepting an HTTP connection failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let handle = handle.clone();
+        let service = hyper::service::service_fn(move |request| {
+            let answer = handle(request);
+            async move { Ok::<_, Infallible>(answer.await) }
+        });
+        tokio::spawn(async move {
+            if let Err(error) = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!(%peer, %error, "HTTP connection ended with an error");
+            }
+        });
+    }
+}
+
+/// The request's `Mcp-Session-Id`, if any; one that cannot be a session id issued here (so
+/// cannot name a file in the state directory) is refused (the error is the 400's text) before
+/// anything reads it.
+fn session_id(request: &Request<Incoming>) -> Result<Option<String>, String> {
+    let Some(value) = request.headers().get("mcp-session-id") else {
+        return Ok(None);
+    };
+    match value.to_str() {
+        Ok(id) if valid_session_id(id) => Ok(Some(id.to_owned())),
+        _ => {
+            let shown: String = String::from_utf8_lossy(value.as_bytes())
+                .chars()
+                .take(80)
+                .collect();
+            Err(format!(
+                "Bad Request: `Mcp-Session-Id: {shown}` is not a session id this server issues (lowercase letters, digits and `-`, at most 64); send the id from the `initialize` answer, or initialize without one"
+            ))
         }
     }
+}
+
+/// rmcp's 404 for an unknown session, with why: the id was never issued by this state
+/// directory, or its session was deleted. The status stays 404, which tells a client to
+/// start a new session.
+async fn explain_not_found(response: HttpResponse, id: &str) -> HttpResponse {
+    let (parts, body) = response.into_parts();
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    if bytes.as_ref() != b"Not Found: Session not found" {
+        return Response::from_parts(parts, Full::new(bytes).boxed());
+    }
+    let mut response = plain(
+        StatusCode::NOT_FOUND,
+        format!(
+            "Not Found: MCP session `{id}` is not known to this server: it was never issued with this state directory, or it was ended (DELETE). Nothing was done; send `initialize` without a session id to start a new session"
+        ),
+    );
+    for (name, value) in &parts.headers {
+        if name != hyper::header::CONTENT_LENGTH {
+            response.headers_mut().insert(name, value.clone());
+        }
+    }
+    response
+}
+
+fn plain(status: StatusCode, text: String) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
 }

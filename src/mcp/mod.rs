@@ -48,6 +48,7 @@
 
 mod elicitation;
 mod http;
+mod http_state;
 mod list_changed;
 mod listing;
 mod progress;
@@ -190,7 +191,13 @@ impl McpServer {
     /// new session with its own empty pending stack.
     #[must_use]
     pub fn connection(&self) -> Self {
-        let mut server = Self::with_session(self.session.registry().session());
+        self.connection_with(self.session.registry().session())
+    }
+
+    /// A server for another connection that calls tools through `session` (a durable one,
+    /// say), with this server's name and instructions.
+    pub(crate) fn connection_with(&self, session: Session) -> Self {
+        let mut server = Self::with_session(session);
         server.identity = self.identity.clone();
         server.instructions = self.instructions.clone();
         server

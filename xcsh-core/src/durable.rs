@@ -98,6 +98,93 @@ pub enum StateError {
     },
 }
 
+/// Refuses a session key that is not safe as a file name: letters, digits, `-`, `_` and
+/// `.`, not starting with `.` (so never `..`, a `/` or an absolute path).
+pub(crate) fn check_key(state_dir: &Path, key: &str) -> Result<(), StateError> {
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        || key.starts_with('.')
+    {
+        return Err(StateError::Io {
+            step: "use the session key",
+            path: state_dir.join(key),
+            source: io::Error::other(
+                "a session key is letters, digits, `-`, `_` and `.`, not starting with `.`",
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// What [`forget_if_empty`] found for a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeptStack {
+    /// The stack was empty: its file and its lock file are gone.
+    Removed,
+    /// The stack holds this many actions (lost ones included); it was left as it was.
+    Pending(usize),
+    /// A session holds the stack now; it was left alone.
+    InUse,
+    /// Nothing is kept under this key.
+    Absent,
+}
+
+/// Removes the stack kept under `key` in `state_dir` (its `.stack` and `.lock` files) when it
+/// holds no action, e.g. when the session that kept it has ended. A stack that still holds
+/// actions, or that a live session holds, is left as it is; nothing is created for a key that
+/// has no files.
+///
+/// ```
+/// use xcsh_core::Session;
+/// use xcsh_core::durable::{KeptStack, forget_if_empty};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let registry = Session::builder().build_registry().unwrap();
+/// let session = registry.durable_session(dir.path(), "main").unwrap();
+/// assert_eq!(forget_if_empty(dir.path(), "main").unwrap(), KeptStack::InUse);
+/// drop(session);
+/// assert_eq!(forget_if_empty(dir.path(), "main").unwrap(), KeptStack::Removed);
+/// assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+/// assert_eq!(forget_if_empty(dir.path(), "main").unwrap(), KeptStack::Absent);
+/// ```
+pub fn forget_if_empty(state_dir: &Path, key: &str) -> Result<KeptStack, StateError> {
+    check_key(state_dir, key)?;
+    let path = state_dir.join(format!("{key}.stack"));
+    let lock_path = path.with_extension("lock");
+    if !path.exists() && !lock_path.exists() {
+        return Ok(KeptStack::Absent);
+    }
+    let file = match StackFile::lock(path.clone()) {
+        Ok(file) => file,
+        Err(StateError::Busy { .. }) => return Ok(KeptStack::InUse),
+        Err(e) => return Err(e),
+    };
+    let kept = read(&path)?.len();
+    if kept > 0 {
+        return Ok(KeptStack::Pending(kept));
+    }
+    let remove = |path: &Path| match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(StateError::Io {
+            step: "remove",
+            path: path.to_path_buf(),
+            source: e,
+        }),
+        _ => Ok(()),
+    };
+    // The stack first, then its lock (still held): a crash between the two leaves a lock
+    // file alone, which the next `forget_if_empty` or session takes as an empty stack.
+    remove(&path)?;
+    remove(&lock_path)?;
+    drop(file);
+    if let Err(e) = File::open(state_dir).and_then(|d| d.sync_all()) {
+        tracing::debug!(error = %e, "the state directory could not be synced");
+    }
+    Ok(KeptStack::Removed)
+}
+
 /// One action in the file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -468,20 +468,7 @@ impl Registry {
         state_dir: &Path,
         key: &str,
     ) -> Result<Session, crate::durable::StateError> {
-        if key.is_empty()
-            || !key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-            || key.starts_with('.')
-        {
-            return Err(crate::durable::StateError::Io {
-                step: "use the session key",
-                path: state_dir.join(key),
-                source: std::io::Error::other(
-                    "a session key is letters, digits, `-`, `_` and `.`, not starting with `.`",
-                ),
-            });
-        }
+        crate::durable::check_key(state_dir, key)?;
         std::fs::create_dir_all(state_dir).map_err(|source| crate::durable::StateError::Io {
             step: "create the state directory",
             path: state_dir.to_path_buf(),
