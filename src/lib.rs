@@ -121,7 +121,7 @@ pub mod tools {
     #[doc(inline)]
     pub use xcsh_tools::{
         AST_EDIT, AST_GREP, AstEdit, AstEditOp, AstGrep, AstToolsConfig, UNDO, UndoLast,
-        builtin_suite, preview_notes, render_matches, render_preview, summary,
+        builtin_suite, preview_notes, render_matches, render_near_misses, render_preview, summary,
     };
     #[doc(inline)]
     pub use xcsh_tools::{engine, workspace};

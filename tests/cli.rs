@@ -118,6 +118,95 @@ fn ast_edit_with_yes_applies_and_exits_0() {
     );
 }
 
+#[test]
+fn ast_edit_rule_file_applies_like_ast_grep_scan_and_bad_rules_name_the_line() {
+    let dir = workspace();
+    let rules = tempfile::tempdir().unwrap();
+    let rule = rules.path().join("no-unwrap.yml");
+    // Only the unwrap whose receiver is a call to `g`.
+    std::fs::write(
+        &rule,
+        "id: no-unwrap\nlanguage: rust\nrule:\n  pattern: $X.unwrap()\n  has:\n    pattern: g($$$A)\n    stopBy: end\nfix: $X?\n",
+    )
+    .unwrap();
+    let mut command = xcsh();
+    command
+        .current_dir(dir.path())
+        .args(["ast-edit", "--rule"])
+        .arg(&rule)
+        .args(["--yes", "src/load.rs"]);
+    let output = run(&mut command, "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        read(dir.path(), "src/load.rs"),
+        "fn load() -> Result<(), E> {\n    let a = f().unwrap();\n    g(a)?;\n    Ok(())\n}\n"
+    );
+    if let Some(cli) = ast_grep_cli() {
+        let theirs = workspace();
+        let status = Command::new(cli)
+            .current_dir(theirs.path())
+            .args(["scan", "--rule"])
+            .arg(&rule)
+            .args(["--update-all", "src/load.rs"])
+            .output()
+            .unwrap();
+        assert!(status.status.success());
+        assert_eq!(
+            read(theirs.path(), "src/load.rs"),
+            read(dir.path(), "src/load.rs")
+        );
+    }
+
+    std::fs::write(
+        &rule,
+        "language: rust\nrule:\n  pattern: $X.unwrap()\n  hass: {}\nfix: y\n",
+    )
+    .unwrap();
+    let mut command = xcsh();
+    command
+        .current_dir(dir.path())
+        .args(["ast-edit", "--rule"])
+        .arg(&rule)
+        .arg("--yes");
+    let output = run(&mut command, "");
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(
+        err.contains("no-unwrap.yml: line 4: unknown key `hass`"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `has`?"), "{err}");
+}
+
+#[test]
+fn ast_edit_that_matches_nothing_shows_near_misses() {
+    let dir = workspace();
+    let mut command = xcsh();
+    command.current_dir(dir.path()).args([
+        "ast-edit",
+        "-p",
+        "fn load($$$A) { $$$B }",
+        "-r",
+        "x",
+        "-l",
+        "rust",
+    ]);
+    let output = run(&mut command, "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(out.starts_with("No replacements made"), "{out}");
+    assert!(
+        out.contains("Near misses (code close to the pattern that it does not match):\n- src/"),
+        "{out}"
+    );
+    assert!(
+        out.contains("it has `-> Result<(), E>` where the pattern has nothing"),
+        "{out}"
+    );
+    assert!(out.contains("fn load($$$A) -> Result<(), E> {"), "{out}");
+    assert_eq!(read(dir.path(), "src/load.rs"), UNWRAPS);
+}
+
 // ---------------------------------------------------------------------------------------
 // undo
 

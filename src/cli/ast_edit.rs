@@ -7,11 +7,14 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
 use xcsh::changeset::ChangeSet;
-use xcsh::tools::engine::{self, Control, EditPlan, EditRequest, EngineError, Lang, Op, Scope};
+use xcsh::tools::engine::{
+    self, Control, EditPlan, EditRequest, EngineError, Lang, Op, Scope, Within,
+};
 use xcsh::tools::workspace::{PathError, Workspace};
-use xcsh::tools::{preview_notes, render_preview, summary};
+use xcsh::tools::{preview_notes, render_near_misses, render_preview, summary};
 
 use super::progress::StderrProgress;
 use super::{Failure, confirm, review, root, style, undo};
@@ -125,6 +128,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         ..EditRequest::default()
     };
 
+    let patterns: Vec<String> = request.ops.iter().map(|op| op.pat.clone()).collect();
+    let started = Instant::now();
     let plan = {
         let indicator = StderrProgress::new();
         let report = |p| indicator.report(p);
@@ -145,6 +150,38 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     let write_failed = |e: std::io::Error| Failure(format!("cannot write to stdout: {e}"));
     if plan.totals.replacements == 0 {
         writeln!(stdout, "{}", render_preview(&plan, 0)).map_err(write_failed)?;
+        // What the tool's answer says too: the code closest to each pattern.
+        let misses = if patterns.is_empty() {
+            Vec::new()
+        } else {
+            let mut scope = Scope::root(&ws);
+            if let [only] = scopes.as_slice() {
+                scope = scope.with_path(only);
+            }
+            if let Some(glob) = args.glob.as_deref() {
+                scope = scope.with_glob(glob);
+            }
+            let unmatched: Vec<usize> = (0..patterns.len()).collect();
+            let deadline =
+                Instant::now() + (started.elapsed() * 3 / 4).max(engine::NEAR_MISS_FLOOR);
+            let within = Within {
+                scope: &scope,
+                lang,
+                walk: &request.walk,
+                cache: None,
+            };
+            engine::near_misses(
+                &within,
+                &patterns,
+                &unmatched,
+                deadline,
+                &Control::default(),
+            )
+        };
+        let fields: Vec<String> = (1..=patterns.len()).map(|i| format!("-p #{i}")).collect();
+        if let Some(note) = render_near_misses(&misses, &fields) {
+            writeln!(stdout, "\n{note}").map_err(write_failed)?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if args.interactive {

@@ -2,6 +2,7 @@
 
 mod approval;
 mod ast_edit;
+mod cache;
 mod confirm;
 mod demo;
 mod logging;

@@ -34,6 +34,8 @@ pub(crate) struct Args {
     approval: approval::ApprovalArgs,
     #[command(flatten)]
     undo: super::undo::UndoArgs,
+    #[command(flatten)]
+    cache: super::cache::CacheArgs,
     /// Keep the pending stack in this directory: actions left pending stay there for a later
     /// `xcsh session --state DIR` (or `xcsh serve --state DIR`), which finds them in order.
     #[arg(long, value_name = "DIR")]
@@ -61,7 +63,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         TerminalApprover::new()
     };
     let builder = args.approval.configure(
-        root::builtin_builder(&root, args.undo.limits()),
+        root::builtin_builder(&root, args.undo.limits()).extension(args.cache.cache()),
         Some(approval::with(approver)),
     )?;
     let registry = root::build(builder)?;

@@ -9,10 +9,9 @@ use xcsh_macros::{custom_tool, pending, tool_param};
 
 use crate::changeset::{ApplyError, ChangeSet};
 use crate::config::AstToolsConfig;
-use crate::engine::{self, EditPlan, EditRequest, Op, preview};
+use crate::engine::{self, EditPlan, EditRequest, Op, Within, preview, with_near_misses};
 use crate::run::{
-    first_of, near_miss_note, no_match_note, parse_lang, parse_limit, plural, run_engine, scope,
-    with_near_misses, workspace,
+    first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };
 
 /// The tool's name.
@@ -122,6 +121,7 @@ impl AstEdit {
             lang: parse_lang(self.lang.as_deref())?,
             limit: parse_limit(self.limit)?,
             walk: config.walk_options(),
+            cache: Some(crate::run::parse_cache(ctx)),
         };
         let ws = workspace(ctx)?;
         let (path, glob) = (self.path, self.glob);
@@ -131,11 +131,15 @@ impl AstEdit {
         let near_pats = patterns.clone();
         let (plan, misses) = run_engine(ctx, move |control| {
             let scope = scope(&plan_ws, path.as_deref(), glob.as_deref());
-            with_near_misses(
-                &scope,
-                &near_pats,
+            let within = Within {
+                scope: &scope,
                 lang,
-                &request.walk,
+                walk: &request.walk,
+                cache: request.cache.as_ref(),
+            };
+            with_near_misses(
+                &within,
+                &near_pats,
                 control,
                 || engine::plan_edits(&scope, &request, control),
                 |plan| plan.totals.replacements == 0,
@@ -153,7 +157,7 @@ impl AstEdit {
                 .collect();
             let notes = [
                 no_match_note(&patterns, lang),
-                near_miss_note(&misses, &fields),
+                crate::render_near_misses(&misses, &fields),
             ];
             for note in notes.into_iter().flatten() {
                 text.push_str("\n\n");

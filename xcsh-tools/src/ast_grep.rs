@@ -7,10 +7,9 @@ use xcsh_core::{AgentToolResult, CustomTool, ToolContext, ToolError};
 use xcsh_macros::custom_tool;
 
 use crate::config::AstToolsConfig;
-use crate::engine::{self, SearchRequest, SearchResult};
+use crate::engine::{self, NearMiss, SearchRequest, SearchResult, Within, with_near_misses};
 use crate::run::{
-    first_of, near_miss_note, no_match_note, parse_lang, parse_limit, plural, run_engine, scope,
-    with_near_misses, workspace,
+    first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };
 
 /// The tool's name.
@@ -98,6 +97,7 @@ impl AstGrep {
             lang: parse_lang(self.lang.as_deref())?,
             limit: Some(parse_limit(self.limit)?.unwrap_or(DEFAULT_LIMIT)),
             walk: AstToolsConfig::of(ctx).walk_options(),
+            cache: Some(crate::run::parse_cache(ctx)),
         };
         let ws = workspace(ctx)?;
         let (path, glob) = (self.path, self.glob);
@@ -105,11 +105,15 @@ impl AstGrep {
         let near_pats = patterns.clone();
         let (result, misses) = run_engine(ctx, move |control| {
             let scope = scope(&ws, path.as_deref(), glob.as_deref());
-            with_near_misses(
-                &scope,
-                &near_pats,
+            let within = Within {
+                scope: &scope,
                 lang,
-                &request.walk,
+                walk: &request.walk,
+                cache: request.cache.as_ref(),
+            };
+            with_near_misses(
+                &within,
+                &near_pats,
                 control,
                 || engine::search(&scope, &request, control),
                 |result| result.matches.is_empty(),
@@ -129,7 +133,7 @@ impl AstGrep {
         if result.matches.is_empty() {
             let notes = [
                 no_match_note(&patterns, lang),
-                near_miss_note(&misses, &["pat".to_owned()]),
+                render_near_misses(&misses, &["pat".to_owned()]),
             ];
             for note in notes.into_iter().flatten() {
                 text.push_str("\n\n");
@@ -203,4 +207,54 @@ pub fn render_matches(result: &SearchResult) -> String {
         let _ = write!(out, "\n{warning}");
     }
     out
+}
+
+/// Near misses as the text a model (or person) reads: where, what differs, and the pattern
+/// that matches the code; `None` for none. `fields` name the patterns (`pat`, `ops[1].pat`),
+/// shown when there are several.
+///
+/// ```
+/// use xcsh_tools::engine::NearMiss;
+///
+/// let miss = NearMiss {
+///     pattern: 0,
+///     file: "a.py".into(),
+///     line: 1,
+///     column: 1,
+///     text: "print(\"done\", n)".into(),
+///     differs: "it is a call where the pattern is a print_statement".into(),
+///     suggestion: "print($$$X)".into(),
+///     distance: 1,
+/// };
+/// let text = xcsh_tools::render_near_misses(&[miss], &["pat".to_owned()]).unwrap();
+/// assert!(text.ends_with("- a.py:1:1 `print(\"done\", n)`: it is a call where the pattern is a print_statement. This pattern matches it: `print($$$X)`"));
+/// ```
+pub fn render_near_misses(misses: &[NearMiss], fields: &[String]) -> Option<String> {
+    if misses.is_empty() {
+        return None;
+    }
+    let mut out = String::from("Near misses (code close to the pattern that it does not match):");
+    for m in misses {
+        let which = if fields.len() > 1 {
+            format!(
+                " (for {})",
+                fields.get(m.pattern).map_or("?", String::as_str)
+            )
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            out,
+            "\n- {}:{}:{}{which} `{}`: {}. This pattern matches it:",
+            m.file, m.line, m.column, m.text, m.differs
+        );
+        if m.suggestion.contains('\n') {
+            for line in m.suggestion.lines() {
+                let _ = write!(out, "\n      {line}");
+            }
+        } else {
+            let _ = write!(out, " `{}`", m.suggestion);
+        }
+    }
+    Some(out)
 }

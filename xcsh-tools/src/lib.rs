@@ -11,7 +11,7 @@ mod undo;
 pub mod workspace;
 
 pub use ast_edit::{AST_EDIT, AstEdit, AstEditOp, preview_notes, render_preview, summary};
-pub use ast_grep::{AST_GREP, AstGrep, render_matches};
+pub use ast_grep::{AST_GREP, AstGrep, render_matches, render_near_misses};
 pub use builtin::builtin_suite;
 pub use config::AstToolsConfig;
 pub use undo::{UNDO, UndoLast};

@@ -1,15 +1,11 @@
 //! Running the engine from an async tool call: off the async threads, cancellable, with
 //! progress forwarded to the call's listener.
 
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 use xcsh_core::{ToolContext, ToolError};
 
-use crate::engine::{
-    CancelFlag, Control, EngineError, Lang, NearMiss, Progress, Scope, WalkOptions, near_misses,
-};
+use crate::engine::{CancelFlag, Control, Lang, ParseCache, Progress, Scope};
 use crate::workspace::Workspace;
 
 /// Progress is reported at most once per this many scanned files: per-file notifications
@@ -186,60 +182,9 @@ pub(crate) fn no_match_note(patterns: &[String], lang: Option<Lang>) -> Option<S
     })
 }
 
-/// Runs `search` and, when it found nothing, the near-miss pass over the same scope, given as
-/// much time again as the search took (at least [`NEAR_MISS_FLOOR`]): the answer that found
-/// nothing costs at most about twice the search.
-pub(crate) fn with_near_misses<T>(
-    scope: &Scope<'_>,
-    patterns: &[String],
-    lang: Option<Lang>,
-    walk: &WalkOptions,
-    control: &Control<'_>,
-    search: impl FnOnce() -> Result<T, EngineError>,
-    found_nothing: impl Fn(&T) -> bool,
-) -> Result<(T, Vec<NearMiss>), EngineError> {
-    let started = Instant::now();
-    let result = search()?;
-    if patterns.is_empty() || !found_nothing(&result) {
-        return Ok((result, Vec::new()));
-    }
-    let deadline = Instant::now() + started.elapsed().max(NEAR_MISS_FLOOR);
-    let unmatched: Vec<usize> = (0..patterns.len()).collect();
-    let misses = near_misses(scope, patterns, &unmatched, lang, walk, deadline, control);
-    Ok((result, misses))
-}
-
-/// The least time the near-miss pass gets, however fast the search was.
-pub(crate) const NEAR_MISS_FLOOR: Duration = Duration::from_millis(50);
-
-/// Near misses as text: where, what differs, and the pattern that matches it. `field` names
-/// the patterns (`pat`, `ops[i].pat`) when there are several.
-pub(crate) fn near_miss_note(misses: &[NearMiss], fields: &[String]) -> Option<String> {
-    if misses.is_empty() {
-        return None;
-    }
-    let mut out = String::from("Near misses (code close to the pattern that it does not match):");
-    for m in misses {
-        let which = if fields.len() > 1 {
-            format!(
-                " (for {})",
-                fields.get(m.pattern).map_or("?", String::as_str)
-            )
-        } else {
-            String::new()
-        };
-        let _ = write!(
-            out,
-            "\n- {}:{}:{}{which} `{}`: {}. This pattern matches it:",
-            m.file, m.line, m.column, m.text, m.differs
-        );
-        if m.suggestion.contains('\n') {
-            for line in m.suggestion.lines() {
-                let _ = write!(out, "\n      {line}");
-            }
-        } else {
-            let _ = write!(out, " `{}`", m.suggestion);
-        }
-    }
-    Some(out)
+/// The session's [`ParseCache`] (registered as an extension), else the process-wide one.
+pub(crate) fn parse_cache(ctx: &ToolContext) -> ParseCache {
+    ctx.extension::<ParseCache>()
+        .unwrap_or_else(|| ParseCache::global())
+        .clone()
 }

@@ -605,8 +605,14 @@ async fn an_answer_that_found_nothing_shows_near_misses_with_patterns_that_match
         text.contains("Near misses (code close to the pattern that it does not match):\n- src/c.rs:1:1 `pub fn load_all(dir: &str) -> Vec<u8> {`"),
         "{text}"
     );
-    assert!(text.contains("it has `-> Vec<u8>` where the pattern has nothing"), "{text}");
-    assert!(text.contains("      pub fn load_all($$$A) -> Vec<u8> {"), "{text}");
+    assert!(
+        text.contains("it has `-> Vec<u8>` where the pattern has nothing"),
+        "{text}"
+    );
+    assert!(
+        text.contains("      pub fn load_all($$$A) -> Vec<u8> {"),
+        "{text}"
+    );
     assert_eq!(found.details.as_ref().unwrap()["nearMisses"][0]["line"], 1);
 
     // The same through ast_edit, which pushes nothing.

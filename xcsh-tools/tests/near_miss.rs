@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use xcsh_tools::engine::{self, Control, Lang, Scope, SearchRequest, WalkOptions};
+use xcsh_tools::engine::{self, Control, Lang, Scope, SearchRequest, WalkOptions, Within};
 use xcsh_tools::workspace::Workspace;
 
 struct Case {
@@ -131,12 +131,17 @@ fn near_misses_point_at_the_intended_code_in_8_of_10() {
             case.what,
             case.pat
         );
+        let walk = WalkOptions::default();
+        let within = Within {
+            scope: &scope,
+            lang: Some(case.lang),
+            walk: &walk,
+            cache: None,
+        };
         let misses = engine::near_misses(
-            &scope,
+            &within,
             &pats,
             &[0],
-            Some(case.lang),
-            &WalkOptions::default(),
             Instant::now() + Duration::from_secs(10),
             &Control::default(),
         );

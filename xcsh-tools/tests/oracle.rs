@@ -12,14 +12,16 @@
 //! test and says how to enable it; with `XCSH_REQUIRE_ORACLE=1` (`scripts/test-all.sh` sets
 //! it) a missing CLI fails.
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
 use xcsh_tools::engine::{self, CompiledOps, Control, EditRequest, Lang, Op, Scope};
 use xcsh_tools::workspace::Workspace;
 
 mod common;
-use common::oracle::{apply_plan, ast_grep, first_difference, fixtures, fresh_copy, snapshot};
+use common::oracle::{
+    apply_plan, ast_grep, first_difference, fixtures, fresh_copy, run_ast_grep, snapshot,
+};
 
 struct Case {
     lang: Option<&'static str>,
@@ -139,22 +141,12 @@ const CASES: &[Case] = &[
 ];
 
 fn run_cli(ast_grep: &Path, case: &Case, dir: &Path) {
-    let mut cmd = Command::new(ast_grep);
-    cmd.args(["run", "-p", case.pat, "-r", case.out, "--update-all"]);
+    let mut args = vec!["run", "-p", case.pat, "-r", case.out, "--update-all"];
     if let Some(lang) = case.lang {
-        cmd.args(["-l", lang]);
+        args.extend(["-l", lang]);
     }
-    let output = cmd
-        .arg(".")
-        .current_dir(dir)
-        .output()
-        .expect("run ast-grep");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        !stderr.contains("Error") && !stderr.contains("error:"),
-        "ast-grep failed on `{}`: {stderr}",
-        case.pat
-    );
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    run_ast_grep(ast_grep, dir, &args);
 }
 
 fn run_engine(case: &Case, dir: &Path) -> engine::EditPlan {

@@ -7,14 +7,16 @@
 //! `utils`, `transform`, `fix` with `expandEnd`, several documents), over the same fixture
 //! tree as the pattern oracle (`oracle.rs`, which says how the CLI is found).
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
 use xcsh_tools::engine::{self, Control, EditRequest, Scope, SearchRequest};
 use xcsh_tools::workspace::Workspace;
 
 mod common;
-use common::oracle::{apply_plan, ast_grep, first_difference, fixtures, fresh_copy, snapshot};
+use common::oracle::{
+    apply_plan, ast_grep, first_difference, fixtures, fresh_copy, run_ast_grep, snapshot,
+};
 
 /// `(what it exercises, the rule file)`.
 const CASES: &[(&str, &str)] = &[
@@ -177,20 +179,13 @@ fix: \"cafe\"
 ];
 
 fn run_cli(ast_grep: &Path, rule_file: &Path, dir: &Path, args: &[&str]) -> String {
-    let output = Command::new(ast_grep)
-        .args(["scan", "--rule"])
-        .arg(rule_file)
-        .args(args)
-        .arg(".")
-        .current_dir(dir)
-        .output()
-        .expect("run ast-grep");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        !stderr.contains("Error") && !stderr.contains("error:"),
-        "ast-grep scan failed: {stderr}"
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    let mut all = vec![
+        OsStr::new("scan"),
+        OsStr::new("--rule"),
+        rule_file.as_os_str(),
+    ];
+    all.extend(args.iter().map(OsStr::new));
+    run_ast_grep(ast_grep, dir, &all)
 }
 
 #[test]

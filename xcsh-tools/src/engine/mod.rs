@@ -34,6 +34,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod cache;
 mod error;
 mod lang;
 mod matching;
@@ -50,9 +51,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use crate::changeset::Fingerprint;
+pub use cache::{CacheStats, DEFAULT_CACHE_BYTES, ParseCache, RACY_WINDOW, TREE_BYTES_PER_NODE};
 pub use error::EngineError;
 pub use lang::Lang;
-pub use near_miss::{MAX_NEAR_MISSES, NearMiss, near_misses};
+pub use near_miss::{
+    MAX_NEAR_MISSES, NEAR_MISS_FLOOR, NearMiss, Within, near_misses, with_near_misses,
+};
 pub use pattern::{CompiledOps, Op, pattern_shape};
 pub use rewrite::{
     EditPlan, EditRequest, EditTotals, FileEdit, LimitReport, Replacement, plan_edits,

@@ -8,12 +8,14 @@
 //!
 //! * The pattern's leaves (tokens and metavariables) are aligned with a candidate node's
 //!   leaves by a small dynamic program: equal tokens cost nothing; a different identifier or
-//!   literal of the same kind costs 1; code the pattern lacks costs 1 per whole node skipped
+//!   literal of the same kind (or a name where the code has an expression) costs 2, as it
+//!   changes what is searched for; code the pattern lacks costs 1 per whole node skipped
 //!   (`-> u8` is one node); a pattern token the code lacks costs 1; `$X` takes one node for
 //!   free or several for 1 (it becomes `$$$X`); `$$$X` takes any run for free; and a node of
 //!   another kind than the pattern's costs 1.
 //! * Candidates are the few nearest ancestors of each occurrence of the pattern's literal
-//!   text, in files holding any of it (the plain search needs all of it).
+//!   text: first in the files holding all of it (those the search parsed, whose trees a
+//!   cache still has), then, while time is left, in files holding any of it.
 //! * From the alignment, the node's own text with the metavariables put back where they
 //!   matched is proposed as the pattern that would match it, and it is only shown after it
 //!   was compiled and seen to match that node.
@@ -22,8 +24,9 @@
 //! answer costs at most about twice the search that found nothing.
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ast_grep_core::Pattern;
 use ast_grep_core::matcher::MatcherExt as _;
@@ -32,10 +35,10 @@ use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::tree_sitter::LanguageExt as _;
 use serde::Serialize;
 
-use super::matching::{Doc, Root, parse};
+use super::matching::{Doc, Root};
 use super::pattern::{OpKind, compile_pattern, shorten};
 use super::walk::{Candidate, WalkOptions, walk};
-use super::{CancelFlag, CompiledOps, Control, EngineError, Lang, Scope};
+use super::{CancelFlag, CompiledOps, Control, EngineError, Lang, ParseCache, Scope};
 
 /// How many near misses an answer shows at most.
 pub const MAX_NEAR_MISSES: usize = 3;
@@ -46,6 +49,20 @@ const MAX_LEAVES: usize = 4000;
 const ANCESTORS: usize = 6;
 /// Occurrences of literals looked at per file.
 const MAX_OCCURRENCES: usize = 200;
+
+/// Where a near-miss pass looks, and with what: the failed search's own scope, language,
+/// walk limits and cache.
+#[derive(Clone, Copy, Debug)]
+pub struct Within<'a> {
+    /// The files searched.
+    pub scope: &'a Scope<'a>,
+    /// The language of the patterns; `None` infers it per file.
+    pub lang: Option<Lang>,
+    /// Limits of the walk.
+    pub walk: &'a WalkOptions,
+    /// Files kept from earlier calls (the search that found nothing has just read them).
+    pub cache: Option<&'a ParseCache>,
+}
 
 /// Code close to a pattern that matched nothing.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -74,7 +91,7 @@ pub struct NearMiss {
 ///
 /// ```
 /// use std::time::{Duration, Instant};
-/// use xcsh_tools::engine::{self, Control, Lang, Scope, WalkOptions};
+/// use xcsh_tools::engine::{self, Control, Lang, Scope, WalkOptions, Within};
 /// use xcsh_tools::workspace::Workspace;
 ///
 /// let dir = tempfile::tempdir()?;
@@ -82,24 +99,34 @@ pub struct NearMiss {
 /// let ws = Workspace::new(dir.path())?;
 /// let pats = ["fn $F($$$A) { $$$B }".to_owned()];
 /// let deadline = Instant::now() + Duration::from_secs(5);
-/// let misses = engine::near_misses(
-///     &Scope::root(&ws), &pats, &[0], Some(Lang::Rust), &WalkOptions::default(), deadline,
-///     &Control::default(),
-/// );
+/// let scope = Scope::root(&ws);
+/// let walk = WalkOptions::default();
+/// let within = Within { scope: &scope, lang: Some(Lang::Rust), walk: &walk, cache: None };
+/// let misses = engine::near_misses(&within, &pats, &[0], deadline, &Control::default());
 /// assert_eq!(misses[0].suggestion, "fn $F($$$A) -> usize { $$$B }");
 /// assert!(misses[0].differs.contains("`-> usize`"), "{}", misses[0].differs);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn near_misses(
-    scope: &Scope<'_>,
+    within: &Within<'_>,
     patterns: &[String],
     unmatched: &[usize],
-    lang: Option<Lang>,
-    walk_opts: &WalkOptions,
     deadline: Instant,
     ctl: &Control<'_>,
 ) -> Vec<NearMiss> {
-    let Ok(ops) = CompiledOps::for_near_misses(patterns, lang) else {
+    let Within {
+        scope,
+        lang,
+        walk: walk_opts,
+        cache,
+    } = *within;
+    // First the files holding every literal of a pattern (those the search itself parsed,
+    // so a cache has their trees), then, while time is left and fewer than enough were found,
+    // the files holding any one of them.
+    let (Ok(strict), Ok(relaxed)) = (
+        CompiledOps::for_search(patterns, lang),
+        CompiledOps::for_near_misses(patterns, lang),
+    ) else {
         return Vec::new();
     };
     let stop = CancelFlag::default();
@@ -108,25 +135,40 @@ pub fn near_misses(
         progress: None,
     };
     let found: Mutex<Vec<NearMiss>> = Mutex::new(Vec::new());
-    let visit = |c: Candidate<'_>| {
-        if Instant::now() >= deadline || ctl.is_cancelled() {
-            stop.cancel();
-            return false;
+    let seen: Mutex<HashSet<PathBuf>> = Mutex::new(HashSet::new());
+    let lock = |m: &Mutex<Vec<NearMiss>>| m.lock().map(|v| v.len()).unwrap_or(0);
+    for (first_phase, ops) in [(true, &strict), (false, &relaxed)] {
+        if !first_phase && lock(&found) >= MAX_NEAR_MISSES {
+            break;
         }
-        let mut in_file = file_near_misses(&c, unmatched);
-        if in_file.is_empty() {
-            return false;
+        let visit = |c: Candidate<'_>| {
+            if Instant::now() >= deadline || ctl.is_cancelled() {
+                stop.cancel();
+                return false;
+            }
+            let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+            if !seen.insert(c.path.clone()) && !first_phase {
+                return false;
+            }
+            drop(seen);
+            let mut in_file = file_near_misses(&c, unmatched, deadline);
+            if in_file.is_empty() {
+                return false;
+            }
+            in_file.sort_by_key(|m| m.distance);
+            in_file.truncate(MAX_NEAR_MISSES);
+            found
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(in_file);
+            true
+        };
+        // Stopped at the deadline, the walk reports `Cancelled`: what was found stands.
+        let _: Result<_, EngineError> = walk(scope, ops, walk_opts, cache, &own, &visit);
+        if stop.is_cancelled() || ctl.is_cancelled() {
+            break;
         }
-        in_file.sort_by_key(|m| m.distance);
-        in_file.truncate(MAX_NEAR_MISSES);
-        found
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend(in_file);
-        true
-    };
-    // Stopped at the deadline, the walk reports `Cancelled`: what was found stands.
-    let _: Result<_, EngineError> = walk(scope, &ops, walk_opts, &own, &visit);
+    }
     if ctl.is_cancelled() {
         return Vec::new();
     }
@@ -139,8 +181,8 @@ pub fn near_misses(
 }
 
 /// The near misses in one file, nested candidates reduced to the closest.
-fn file_near_misses(c: &Candidate<'_>, unmatched: &[usize]) -> Vec<NearMiss> {
-    let Some(root) = parse(&c.text, c.lang) else {
+fn file_near_misses(c: &Candidate<'_>, unmatched: &[usize], deadline: Instant) -> Vec<NearMiss> {
+    let Some(root) = c.root.clone() else {
         return Vec::new();
     };
     let mut out: Vec<(std::ops::Range<usize>, NearMiss)> = Vec::new();
@@ -156,7 +198,11 @@ fn file_near_misses(c: &Candidate<'_>, unmatched: &[usize]) -> Vec<NearMiss> {
             continue;
         };
         let mut seen = HashSet::new();
-        for node in candidates(&root, &c.text, &shape) {
+        for (tried, node) in candidates(&root, &c.text, &shape).into_iter().enumerate() {
+            // A large file can hold hundreds of candidates: the deadline holds within it too.
+            if tried % 16 == 15 && Instant::now() >= deadline {
+                break;
+            }
             if !seen.insert(node.id()) {
                 continue;
             }
@@ -194,6 +240,9 @@ struct Shape {
     literals: Vec<String>,
     /// Whether any literal is named (an identifier or a literal value, not a keyword).
     named_literal: bool,
+    /// Candidates with more leaves are not aligned: a few edits cannot bridge them (without
+    /// a `$$$` to absorb a body).
+    max_leaves: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -246,7 +295,14 @@ impl Shape {
         let named_literal = tokens
             .iter()
             .any(|t| matches!(t, Token::Lit { named: true, .. }));
+        let max_leaves = if tokens.iter().any(|t| matches!(t, Token::Many(_))) {
+            MAX_LEAVES
+        } else {
+            // `$X` may stand for a large node: generous, but far from a whole file.
+            (tokens.len() * 4 + 32).min(MAX_LEAVES)
+        };
         Some(Self {
+            max_leaves,
             kind: ts.node_kind_for_id(kind_id).unwrap_or("node").to_owned(),
             tokens,
             literals,
@@ -319,9 +375,14 @@ struct Leaf {
 
 /// The leaves under `node` (zero-width MISSING ones left out), and for each leaf index the
 /// leaf indices where a node starting there ends (exclusive).
-fn leaves_of(node: TsNode<'_>) -> Option<(Vec<Leaf>, Vec<Vec<usize>>)> {
-    fn walk(node: TsNode<'_>, leaves: &mut Vec<Leaf>, spans: &mut Vec<(usize, usize)>) -> bool {
-        if leaves.len() > MAX_LEAVES {
+fn leaves_of(node: TsNode<'_>, max: usize) -> Option<(Vec<Leaf>, Vec<Vec<usize>>)> {
+    fn walk(
+        node: TsNode<'_>,
+        max: usize,
+        leaves: &mut Vec<Leaf>,
+        spans: &mut Vec<(usize, usize)>,
+    ) -> bool {
+        if leaves.len() > max {
             return false;
         }
         let first = leaves.len();
@@ -337,7 +398,7 @@ fn leaves_of(node: TsNode<'_>) -> Option<(Vec<Leaf>, Vec<Vec<usize>>)> {
         } else {
             let mut cursor = node.walk();
             for child in node.children(&mut cursor) {
-                if !walk(child, leaves, spans) {
+                if !walk(child, max, leaves, spans) {
                     return false;
                 }
             }
@@ -349,7 +410,7 @@ fn leaves_of(node: TsNode<'_>) -> Option<(Vec<Leaf>, Vec<Vec<usize>>)> {
     }
     let mut leaves = Vec::new();
     let mut spans = Vec::new();
-    if !walk(node, &mut leaves, &mut spans) {
+    if !walk(node, max, &mut leaves, &mut spans) {
         return None;
     }
     let mut ends = vec![Vec::new(); leaves.len() + 1];
@@ -385,7 +446,7 @@ fn align_node<'r>(
     shape: &Shape,
     lang: Lang,
 ) -> Option<(NearMiss, std::ops::Range<usize>)> {
-    let (leaves, ends) = leaves_of(node)?;
+    let (leaves, ends) = leaves_of(node, shape.max_leaves)?;
     let (p, n) = (shape.tokens.len(), leaves.len());
     let width = n + 1;
     const INF: u32 = u32::MAX / 2;
@@ -503,7 +564,9 @@ fn align_node<'r>(
                     let step = if leaf_text(leaf) == want {
                         Some((0, Step::Same))
                     } else if *named && leaf.named && leaf.kind == *kind {
-                        Some((1, Step::Replace))
+                        // Other text changes what is searched for: it weighs more than a
+                        // metavariable taking several nodes.
+                        Some((2, Step::Replace))
                     } else {
                         None
                     };
@@ -513,11 +576,11 @@ fn align_node<'r>(
                         cost[next + j + 1] = here + c;
                         back[next + j + 1] = (i, j, step);
                     }
-                    // A name where the code has a whole expression: one edit.
+                    // A name where the code has a whole expression.
                     if *named {
                         for &end in ends[j].iter().filter(|&&end| end > j + 1) {
-                            if here + 1 < cost[next + end] {
-                                cost[next + end] = here + 1;
+                            if here + 2 < cost[next + end] {
+                                cost[next + end] = here + 2;
                                 back[next + end] = (i, j, Step::Replace);
                             }
                         }
@@ -733,3 +796,50 @@ fn suggest<'r>(
     }
     None
 }
+
+/// Runs `search` and, when `found_nothing` says it found nothing, the near-miss pass for
+/// every one of `patterns` over the same scope, given three quarters of the time the search
+/// took (at least [`NEAR_MISS_FLOOR`]): an answer that found nothing costs at most about
+/// twice the search. With the search's cache, the pass reuses the trees it just parsed. This
+/// is what `ast_grep` and `ast_edit` do.
+///
+/// ```
+/// use xcsh_tools::engine::{self, Control, Lang, Scope, SearchRequest, Within, with_near_misses};
+/// use xcsh_tools::workspace::Workspace;
+///
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("a.py"), "print(\"done\", n)\n")?;
+/// let ws = Workspace::new(dir.path())?;
+/// let scope = Scope::root(&ws);
+/// let request = SearchRequest { patterns: vec!["print $X".into()], lang: Some(Lang::Python), ..Default::default() };
+/// let within = Within { scope: &scope, lang: request.lang, walk: &request.walk, cache: None };
+/// let (found, misses) = with_near_misses(
+///     &within, &request.patterns, &Control::default(),
+///     || engine::search(&scope, &request, &Control::default()),
+///     |found| found.matches.is_empty(),
+/// )?;
+/// assert!(found.matches.is_empty());
+/// assert_eq!(misses[0].suggestion, "print($$$X)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn with_near_misses<T>(
+    within: &Within<'_>,
+    patterns: &[String],
+    control: &Control<'_>,
+    search: impl FnOnce() -> Result<T, EngineError>,
+    found_nothing: impl Fn(&T) -> bool,
+) -> Result<(T, Vec<NearMiss>), EngineError> {
+    let started = Instant::now();
+    let result = search()?;
+    if patterns.is_empty() || !found_nothing(&result) {
+        return Ok((result, Vec::new()));
+    }
+    // Three quarters of the search's time: the files in hand when it runs out still finish.
+    let deadline = Instant::now() + (started.elapsed() * 3 / 4).max(NEAR_MISS_FLOOR);
+    let unmatched: Vec<usize> = (0..patterns.len()).collect();
+    let misses = near_misses(within, patterns, &unmatched, deadline, control);
+    Ok((result, misses))
+}
+
+/// The least time the near-miss pass gets, however fast the search was.
+pub const NEAR_MISS_FLOOR: Duration = Duration::from_millis(50);

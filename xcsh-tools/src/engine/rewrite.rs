@@ -23,12 +23,12 @@ use ast_grep_config::CombinedScan;
 use ast_grep_core::replacer::Replacer as _;
 use serde::Serialize;
 
-use super::matching::{Root, for_each_match, has_syntax_error, parse};
+use super::matching::{Root, for_each_match, has_syntax_error};
 use super::pattern::shorten;
 use super::pattern::{LangOps, OpKind};
 use super::rule::Rule;
 use super::walk::{Candidate, Skipped, WalkOptions, walk};
-use super::{CompiledOps, Control, EngineError, Fingerprint, Lang, Op, Scope};
+use super::{CompiledOps, Control, EngineError, Fingerprint, Lang, Op, ParseCache, Scope};
 use crate::changeset::{Splice, StaleFile, StaleReason};
 
 /// What to rewrite: the ops, the language and the cap.
@@ -58,6 +58,9 @@ pub struct EditRequest {
     pub limit: Option<usize>,
     /// Limits of the walk.
     pub walk: WalkOptions,
+    /// Files kept from earlier calls, reused when unchanged (see [`ParseCache`]); `None`
+    /// reads and parses everything afresh.
+    pub cache: Option<ParseCache>,
 }
 
 /// One replacement in a [`FileEdit`]. Its texts are read through the file:
@@ -387,7 +390,7 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
         identical: 0,
         per_op: Vec::new(),
     };
-    let Some(root) = parse(&c.text, c.lang) else {
+    let Some(root) = c.root.clone() else {
         result.has_error = true;
         return result;
     };
@@ -648,7 +651,14 @@ pub fn plan_edits(
         Some(rule) => CompiledOps::for_rules(rule, request.lang, true)?,
         None => CompiledOps::for_edit(&request.ops, request.lang)?,
     };
-    plan_compiled(scope, &ops, request.limit, &request.walk, ctl)
+    plan_compiled(
+        scope,
+        &ops,
+        request.limit,
+        &request.walk,
+        request.cache.as_ref(),
+        ctl,
+    )
 }
 
 /// [`plan_edits`] with ops compiled beforehand.
@@ -657,6 +667,7 @@ pub(crate) fn plan_compiled(
     ops: &CompiledOps,
     limit: Option<usize>,
     walk_opts: &WalkOptions,
+    cache: Option<&ParseCache>,
     ctl: &Control<'_>,
 ) -> Result<EditPlan, EngineError> {
     let collector = Mutex::new(Collector {
@@ -678,7 +689,7 @@ pub(crate) fn plan_compiled(
             .add(result);
         changed
     };
-    let report = walk(scope, ops, walk_opts, ctl, &visit)?;
+    let report = walk(scope, ops, walk_opts, cache, ctl, &visit)?;
     let mut collected = collector.into_inner().unwrap_or_else(|p| p.into_inner());
 
     collected.overlaps.sort_by(|a, b| a.0.cmp(&b.0));

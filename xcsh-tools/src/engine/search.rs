@@ -13,12 +13,12 @@ use ast_grep_core::NodeMatch;
 use ast_grep_core::meta_var::MetaVariable;
 use serde::Serialize;
 
-use super::matching::{Doc, for_each_match, has_syntax_error, parse};
+use super::matching::{Doc, for_each_match, has_syntax_error};
 use super::pattern::OpKind;
 use super::rewrite::{LimitReport, drop_beyond_limit};
 use super::rule::Rule;
 use super::walk::{Candidate, Skipped, WalkOptions, walk};
-use super::{CompiledOps, Control, EngineError, Lang, Scope};
+use super::{CompiledOps, Control, EngineError, Lang, ParseCache, Scope};
 
 /// What to search for.
 ///
@@ -47,6 +47,9 @@ pub struct SearchRequest {
     pub limit: Option<usize>,
     /// Limits of the walk.
     pub walk: WalkOptions,
+    /// Files kept from earlier calls, reused when unchanged (see [`ParseCache`]); `None`
+    /// reads and parses everything afresh.
+    pub cache: Option<ParseCache>,
 }
 
 /// A metavariable's value in a match.
@@ -175,7 +178,7 @@ fn capture_list(m: &NodeMatch<'_, Doc>, names: &[MetaVariable]) -> Vec<Capture> 
 }
 
 fn search_file(c: Candidate<'_>) -> (PathBuf, String, bool, Vec<Match>) {
-    let Some(root) = parse(&c.text, c.lang) else {
+    let Some(root) = c.root.clone() else {
         return (c.sort_key, c.display, true, Vec::new());
     };
     let has_error = has_syntax_error(&root);
@@ -311,7 +314,14 @@ pub fn search(
         }
         matched
     };
-    let report = walk(scope, &ops, &request.walk, ctl, &visit)?;
+    let report = walk(
+        scope,
+        &ops,
+        &request.walk,
+        request.cache.as_ref(),
+        ctl,
+        &visit,
+    )?;
     let mut col = collector.into_inner().unwrap_or_else(|p| p.into_inner());
     col.parse_errors.sort();
     let mut matches: Vec<Match> = col.files.into_values().flatten().collect();

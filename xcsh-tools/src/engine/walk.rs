@@ -17,15 +17,19 @@
 //! Empty files are skipped silently, as the CLI does.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{WalkBuilder, WalkState};
 use serde::Serialize;
 
+use super::cache::{ParseCache, Stat};
+use super::matching::{Root, parse};
 use super::pattern::LangOps;
 use super::{CompiledOps, Control, EngineError, Lang, Progress};
+use crate::changeset::Fingerprint;
 use crate::workspace::{Workspace, is_apply_state, is_temp_artifact};
 
 /// Where a run looks: a workspace, a path inside it, and an optional extra glob.
@@ -163,7 +167,10 @@ pub(crate) struct Candidate<'a> {
     /// The path relative to the root, for deterministic ordering.
     pub sort_key: PathBuf,
     pub lang: Lang,
-    pub text: String,
+    pub text: Arc<str>,
+    /// The parse tree (kept from an earlier call, or parsed for this one); `None` when
+    /// tree-sitter gave up on the file.
+    pub root: Option<Arc<Root>>,
     pub ops: &'a LangOps,
     /// Positions in `ops.ops` of the ops whose literals all occur in the file.
     pub may_match: Vec<usize>,
@@ -291,6 +298,7 @@ struct Shared<'a> {
     ws: &'a Workspace,
     ops: &'a CompiledOps,
     opts: &'a WalkOptions,
+    cache: Option<&'a ParseCache>,
     ctl: &'a Control<'a>,
     visit: &'a (dyn Fn(Candidate<'_>) -> bool + Sync),
     skipped: Mutex<Skipped>,
@@ -355,9 +363,16 @@ impl Shared<'_> {
             return false;
         };
         let display = || self.ws.display(path);
-        let size = match size {
-            Some(size) => size,
-            None => match std::fs::metadata(path) {
+        // With a cache, the file's metadata says whether its kept copy can be used unread.
+        let stat = self
+            .cache
+            .and_then(|_| std::fs::symlink_metadata(path).ok())
+            .filter(std::fs::Metadata::is_file)
+            .map(|meta| Stat::of(&meta));
+        let size = match (stat, size) {
+            (Some(stat), _) => stat.len(),
+            (None, Some(size)) => size,
+            (None, None) => match std::fs::metadata(path) {
                 Ok(meta) => meta.len(),
                 Err(e) => {
                     self.note(SkipReason::Unreadable(e.to_string()), display());
@@ -369,40 +384,49 @@ impl Shared<'_> {
             self.note(SkipReason::TooLarge, display());
             return false;
         }
-        let bytes = match read_file_no_follow(path) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                self.note(SkipReason::Unreadable(e.to_string()), display());
-                return false;
-            }
+        let kept = match (self.cache, &stat) {
+            (Some(cache), Some(stat)) => cache.fresh(path, lang, stat),
+            _ => None,
         };
-        if bytes.is_empty() {
-            return false;
-        }
-        // The same test as git and ripgrep: a NUL early on means binary.
-        if memchr::memchr(0, &bytes[..bytes.len().min(8 * 1024)]).is_some() {
-            self.note(SkipReason::Binary, display());
-            return false;
-        }
-        // Grown files are re-checked here: the size above came from the directory entry.
-        if bytes.len() as u64 > self.opts.max_file_bytes {
-            self.note(SkipReason::TooLarge, display());
-            return false;
-        }
-        let text = match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(_) => {
-                self.note(SkipReason::NonUtf8, display());
-                return false;
+        // `read`: when the file was read now, when and what (to keep it).
+        let (text, mut root, read) = match kept {
+            Some(hit) => (hit.text, hit.root, None),
+            None => {
+                let read_at = SystemTime::now();
+                let Some(text) = self.read_text(path, &display) else {
+                    return false;
+                };
+                let fingerprint = Fingerprint::of(text.as_bytes());
+                let root = match (self.cache, &stat) {
+                    (Some(cache), Some(stat)) => cache.same_content(path, lang, stat, fingerprint),
+                    _ => None,
+                };
+                (text, root, Some((read_at, fingerprint)))
             }
         };
         let may_match: Vec<usize> = (0..lang_ops.ops.len())
             .filter(|&i| lang_ops.prefilter.op_may_match(i, text.as_bytes()))
             .collect();
+        let keep = |root: Option<Arc<Root>>| {
+            if let (Some(cache), Some(stat), Some((at, fingerprint))) = (self.cache, stat, read) {
+                cache.keep(path, lang, stat, at, fingerprint, text.clone(), root);
+            }
+        };
         if may_match.is_empty() {
+            if root.is_none() {
+                keep(None);
+            }
             return false;
         }
         self.parsed.fetch_add(1, Ordering::Relaxed);
+        if root.is_none() {
+            root = parse(&text, lang).map(Arc::new);
+            match (self.cache, &root, read) {
+                (Some(_), Some(parsed), Some(_)) => keep(Some(parsed.clone())),
+                (Some(cache), Some(parsed), None) => cache.add_root(path, lang, parsed.clone()),
+                _ => {}
+            }
+        }
         let sort_key = path
             .strip_prefix(self.ws.root())
             .map_or_else(|_| path.to_path_buf(), Path::to_path_buf);
@@ -412,9 +436,42 @@ impl Shared<'_> {
             sort_key,
             lang,
             text,
+            root,
             ops: lang_ops,
             may_match,
         })
+    }
+
+    /// Reads a file as text: `None` (noted) when it cannot be read, is empty (silently), is
+    /// binary, grew past the limit or is not UTF-8.
+    fn read_text(&self, path: &Path, display: &dyn Fn() -> String) -> Option<Arc<str>> {
+        let bytes = match read_file_no_follow(path) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                self.note(SkipReason::Unreadable(e.to_string()), display());
+                return None;
+            }
+        };
+        if bytes.is_empty() {
+            return None;
+        }
+        // The same test as git and ripgrep: a NUL early on means binary.
+        if memchr::memchr(0, &bytes[..bytes.len().min(8 * 1024)]).is_some() {
+            self.note(SkipReason::Binary, display());
+            return None;
+        }
+        // Grown files are re-checked here: the size above came from the directory entry.
+        if bytes.len() as u64 > self.opts.max_file_bytes {
+            self.note(SkipReason::TooLarge, display());
+            return None;
+        }
+        match String::from_utf8(bytes) {
+            Ok(text) => Some(Arc::from(text)),
+            Err(_) => {
+                self.note(SkipReason::NonUtf8, display());
+                None
+            }
+        }
     }
 
     fn entry(&self, entry: Result<ignore::DirEntry, ignore::Error>, filters: &Filters) -> bool {
@@ -476,15 +533,20 @@ pub(crate) fn walk(
     scope: &Scope<'_>,
     ops: &CompiledOps,
     opts: &WalkOptions,
+    cache: Option<&ParseCache>,
     ctl: &Control<'_>,
     visit: &(dyn Fn(Candidate<'_>) -> bool + Sync),
 ) -> Result<WalkReport, EngineError> {
     let ws = scope.workspace;
     let (target, filters) = resolve(scope)?;
+    if let Some(cache) = cache {
+        cache.begin_call();
+    }
     let shared = Shared {
         ws,
         ops,
         opts,
+        cache,
         ctl,
         visit,
         skipped: Mutex::new(Skipped::default()),

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use xcsh_tools::changeset::ChangeSet;
 use xcsh_tools::engine::EditPlan;
@@ -128,4 +129,20 @@ pub fn first_difference(
         return Some(format!("{name} differs:\n{diff}"));
     }
     None
+}
+
+/// Runs the CLI with `args` and `.` in `dir`, failing on any error it reports; its stdout.
+pub fn run_ast_grep(ast_grep: &Path, dir: &Path, args: &[&std::ffi::OsStr]) -> String {
+    let output = Command::new(ast_grep)
+        .args(args)
+        .arg(".")
+        .current_dir(dir)
+        .output()
+        .expect("run ast-grep");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("Error") && !stderr.contains("error:"),
+        "ast-grep {args:?} failed: {stderr}"
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }

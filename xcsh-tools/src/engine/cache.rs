@@ -1,0 +1,389 @@
+//! Files kept between calls: what a warm session reuses.
+//!
+//! An agent calls `ast_grep` and `ast_edit` many times over the same workspace. A cold call
+//! walks the tree, reads every file of the language, filters, and parses the candidates;
+//! parsing dominates. A [`ParseCache`] keeps, per file, its text and (once a call needed it)
+//! its parse tree, so the next call over an unchanged file neither reads nor parses it again.
+//!
+//! **Validated on every use.** An entry remembers the file's metadata (length, modification
+//! and change times, inode) and the [`Fingerprint`] of the text it holds. A file whose metadata
+//! is unchanged is reused without being read, unless it was modified less than
+//! [`RACY_WINDOW`] before the entry was made (a write in the same timestamp tick could then
+//! leave the metadata unchanged: git's "racy" files); such a file, and any file whose
+//! metadata changed, is read again and its tree reused only if the fingerprint of what was
+//! read is the one kept. An edit between two calls, by xcsh or by anything else, is therefore
+//! always seen; apply re-checks every file itself, as it always did.
+//!
+//! **Bounded.** Each entry is charged its text and an estimate of its tree
+//! ([`TREE_BYTES_PER_NODE`] per node); past the budget the least recently used entries are
+//! evicted, but never one that this call or the one before it used: a call over more files
+//! than the budget holds keeps what fits and stops admitting (evicting the entries it or its
+//! predecessor is using to admit the next would make every later call miss everything,
+//! slower than no cache). A budget of 0 keeps nothing.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::fs::Metadata;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use super::Lang;
+use super::matching::Root;
+use crate::changeset::Fingerprint;
+
+/// The budget of [`ParseCache::global`], the cache the built-in tools use when the session
+/// registered none: 256 MiB.
+pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
+
+/// Bytes charged per node of a kept tree: what the process's resident memory grew by per
+/// node when the whole benchmark corpus (3,633 files, 15 M nodes) was parsed and kept
+/// (tree-sitter's subtrees and their child arrays, the allocator's share), rounded up. About
+/// 28 bytes of cache per byte of Rust source.
+pub const TREE_BYTES_PER_NODE: usize = 160;
+
+/// A file modified this shortly before its entry was made is read again before reuse.
+pub const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+/// Parsed files kept between calls under a byte budget, shared by every clone (cheap).
+///
+/// ```
+/// use xcsh_tools::engine::{self, Control, Lang, ParseCache, Scope, SearchRequest};
+/// use xcsh_tools::workspace::Workspace;
+///
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("a.rs"), "fn f() { x.unwrap(); }\n")?;
+/// let ws = Workspace::new(dir.path())?;
+/// let cache = ParseCache::new(64 << 20);
+/// let request = SearchRequest {
+///     patterns: vec!["$X.unwrap()".into()],
+///     lang: Some(Lang::Rust),
+///     cache: Some(cache.clone()),
+///     ..SearchRequest::default()
+/// };
+/// engine::search(&Scope::root(&ws), &request, &Control::default())?;
+/// let found = engine::search(&Scope::root(&ws), &request, &Control::default())?;
+/// assert_eq!(found.matches.len(), 1);
+/// let stats = cache.stats();
+/// assert_eq!((stats.entries, stats.parsed_hits), (1, 1));
+/// assert!(stats.bytes > 0 && stats.bytes <= cache.budget());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct ParseCache {
+    inner: Arc<Mutex<Inner>>,
+    budget: usize,
+}
+
+/// What a cache holds and has done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Files kept.
+    pub entries: usize,
+    /// Bytes charged for them (text and estimated trees), at most the budget.
+    pub bytes: usize,
+    /// Lookups that reused a kept tree.
+    pub parsed_hits: u64,
+    /// Lookups that reused a kept text only (the file was not parsed before).
+    pub text_hits: u64,
+    /// Lookups that found nothing usable (not kept, or changed).
+    pub misses: u64,
+    /// Entries dropped for the budget.
+    pub evictions: u64,
+}
+
+impl fmt::Debug for ParseCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ParseCache")
+            .field("budget", &self.budget)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    entries: HashMap<(PathBuf, Lang), Entry>,
+    /// Last use → key, oldest first.
+    by_use: BTreeMap<u64, (PathBuf, Lang)>,
+    clock: u64,
+    /// The clock when the current call began.
+    call_began: u64,
+    /// The clock when the call before it began: entries used since are not evicted.
+    previous_began: u64,
+    stats: CacheStats,
+}
+
+struct Entry {
+    stat: Stat,
+    fingerprint: Fingerprint,
+    text: Arc<str>,
+    root: Option<Arc<Root>>,
+    cost: usize,
+    last_use: u64,
+    /// When the entry was made or last checked against the file's content.
+    verified: SystemTime,
+}
+
+/// The metadata that changes when a file is written or replaced.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Stat {
+    len: u64,
+    modified: Option<SystemTime>,
+    changed: (i64, i64),
+    inode: (u64, u64),
+}
+
+impl Stat {
+    /// The file's length.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub(crate) fn of(meta: &Metadata) -> Self {
+        #[cfg(unix)]
+        let (changed, inode) = {
+            use std::os::unix::fs::MetadataExt as _;
+            ((meta.ctime(), meta.ctime_nsec()), (meta.dev(), meta.ino()))
+        };
+        #[cfg(not(unix))]
+        let (changed, inode) = ((0, 0), (0, 0));
+        Stat {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            changed,
+            inode,
+        }
+    }
+}
+
+/// A kept file handed to a walk.
+pub(crate) struct Hit {
+    pub text: Arc<str>,
+    pub root: Option<Arc<Root>>,
+}
+
+impl ParseCache {
+    /// A cache holding at most `budget` bytes (0 keeps nothing).
+    pub fn new(budget: usize) -> Self {
+        Self {
+            inner: Arc::default(),
+            budget,
+        }
+    }
+
+    /// The process-wide cache of [`DEFAULT_CACHE_BYTES`] that the built-in tools use when a
+    /// session registered no `ParseCache` of its own (as an extension). Entries are keyed by
+    /// absolute path, so sessions over different roots share it safely.
+    pub fn global() -> &'static ParseCache {
+        static GLOBAL: OnceLock<ParseCache> = OnceLock::new();
+        GLOBAL.get_or_init(|| ParseCache::new(DEFAULT_CACHE_BYTES))
+    }
+
+    /// Its budget in bytes.
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// What it holds and has done.
+    pub fn stats(&self) -> CacheStats {
+        self.lock().stats
+    }
+
+    /// Drops every entry.
+    pub fn clear(&self) {
+        let mut inner = self.lock();
+        inner.entries.clear();
+        inner.by_use.clear();
+        inner.stats.entries = 0;
+        inner.stats.bytes = 0;
+    }
+
+    /// Marks the start of a call (a search or a plan): what it uses from now on is not
+    /// evicted to make room for what it reads later.
+    pub(crate) fn begin_call(&self) {
+        if self.budget > 0 {
+            let mut inner = self.lock();
+            inner.previous_began = inner.call_began;
+            inner.call_began = inner.clock;
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The kept file at `path`, when its metadata says it is unchanged and it is not racy.
+    pub(crate) fn fresh(&self, path: &Path, lang: Lang, stat: &Stat) -> Option<Hit> {
+        if self.budget == 0 {
+            return None;
+        }
+        let mut inner = self.lock();
+        let key = (path.to_path_buf(), lang);
+        let usable = inner.entries.get(&key).is_some_and(|e| {
+            e.stat == *stat
+                && e.stat.modified.is_some_and(|m| {
+                    e.verified
+                        .duration_since(m)
+                        .is_ok_and(|age| age >= RACY_WINDOW)
+                })
+        });
+        if !usable {
+            return None;
+        }
+        inner.touch(&key)
+    }
+
+    /// The kept tree of `path` when the text just read has the fingerprint kept (its metadata
+    /// changed, or it is racy): the entry is then renewed with `stat`.
+    pub(crate) fn same_content(
+        &self,
+        path: &Path,
+        lang: Lang,
+        stat: &Stat,
+        fingerprint: Fingerprint,
+    ) -> Option<Arc<Root>> {
+        if self.budget == 0 {
+            return None;
+        }
+        let mut inner = self.lock();
+        let key = (path.to_path_buf(), lang);
+        let same = inner.entries.get_mut(&key).and_then(|entry| {
+            (entry.fingerprint == fingerprint && entry.root.is_some()).then(|| {
+                entry.stat = *stat;
+                entry.verified = SystemTime::now();
+            })
+        });
+        if same.is_none() {
+            inner.stats.misses += 1;
+            return None;
+        }
+        inner.touch(&key).and_then(|hit| hit.root)
+    }
+
+    /// Keeps `text` (and `root`, when parsed) for `path`, evicting the least recently used
+    /// entries past the budget. `verified` is when the text was read.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn keep(
+        &self,
+        path: &Path,
+        lang: Lang,
+        stat: Stat,
+        verified: SystemTime,
+        fingerprint: Fingerprint,
+        text: Arc<str>,
+        root: Option<Arc<Root>>,
+    ) {
+        if self.budget == 0 {
+            return;
+        }
+        let cost = cost_of(&text, root.as_deref());
+        let mut inner = self.lock();
+        let key = (path.to_path_buf(), lang);
+        inner.remove(&key);
+        if cost > self.budget {
+            return;
+        }
+        inner.clock += 1;
+        let last_use = inner.clock;
+        inner.by_use.insert(last_use, key.clone());
+        inner.stats.bytes += cost;
+        inner.stats.entries += 1;
+        inner.entries.insert(
+            key,
+            Entry {
+                stat,
+                fingerprint,
+                text,
+                root,
+                cost,
+                last_use,
+                verified,
+            },
+        );
+        inner.evict_to(self.budget);
+    }
+
+    /// Adds the tree parsed from a kept text (its entry stays as verified before).
+    pub(crate) fn add_root(&self, path: &Path, lang: Lang, root: Arc<Root>) {
+        if self.budget == 0 {
+            return;
+        }
+        let mut inner = self.lock();
+        let key = (path.to_path_buf(), lang);
+        let Some(entry) = inner.entries.get_mut(&key) else {
+            return;
+        };
+        let cost = cost_of(&entry.text, Some(&root));
+        let grown = cost.saturating_sub(entry.cost);
+        entry.root = Some(root);
+        entry.cost = cost;
+        inner.stats.bytes += grown;
+        if cost > self.budget {
+            inner.remove(&key);
+        }
+        inner.evict_to(self.budget);
+    }
+}
+
+/// What an entry is charged: its text, and a tree's own copy of the text and its nodes.
+fn cost_of(text: &str, root: Option<&Root>) -> usize {
+    text.len()
+        + root.map_or(0, |r| {
+            text.len() + r.root().get_inner_node().descendant_count() * TREE_BYTES_PER_NODE
+        })
+}
+
+impl Inner {
+    /// Marks the entry at `key` used now and hands it out.
+    fn touch(&mut self, key: &(PathBuf, Lang)) -> Option<Hit> {
+        self.clock += 1;
+        let now = self.clock;
+        let entry = self.entries.get_mut(key)?;
+        let old = std::mem::replace(&mut entry.last_use, now);
+        let hit = Hit {
+            text: entry.text.clone(),
+            root: entry.root.clone(),
+        };
+        if hit.root.is_some() {
+            self.stats.parsed_hits += 1;
+        } else {
+            self.stats.text_hits += 1;
+        }
+        self.by_use.remove(&old);
+        self.by_use.insert(now, key.clone());
+        Some(hit)
+    }
+
+    /// Drops the least recently used entries until at most `budget` bytes are charged; when
+    /// only entries used by this call or the one before are left, the newest one goes
+    /// instead (it is not admitted).
+    fn evict_to(&mut self, budget: usize) {
+        while self.stats.bytes > budget {
+            let Some((&used, _)) = self.by_use.first_key_value() else {
+                break;
+            };
+            let victim = if used > self.previous_began {
+                self.by_use.pop_last()
+            } else {
+                self.by_use.pop_first()
+            };
+            let Some((_, oldest)) = victim else {
+                break;
+            };
+            if let Some(gone) = self.entries.remove(&oldest) {
+                self.stats.bytes -= gone.cost;
+                self.stats.entries -= 1;
+                self.stats.evictions += 1;
+            }
+        }
+    }
+
+    fn remove(&mut self, key: &(PathBuf, Lang)) {
+        if let Some(gone) = self.entries.remove(key) {
+            self.by_use.remove(&gone.last_use);
+            self.stats.bytes -= gone.cost;
+            self.stats.entries -= 1;
+        }
+    }
+}
