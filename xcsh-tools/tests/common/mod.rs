@@ -6,6 +6,8 @@
 // only part of it; the rest would warn as dead code there.
 #![allow(dead_code)]
 
+pub mod oracle;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
