@@ -216,10 +216,11 @@ fn check(lang: &str, cases: &[(&str, &str)]) {
             }
         }
         eprintln!(
-            "ok {label}: {} of {} files changed, {} replacements",
+            "ok {label}: {} of {} files changed, {} replacements, {} files parsed",
             plan.totals.files_changed,
             files.len(),
-            plan.totals.replacements
+            plan.totals.replacements,
+            plan.totals.files_parsed
         );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
