@@ -3,26 +3,31 @@
 #   1. ast_edit's preview (release `xcsh ast-edit`, no --yes) against the ast-grep CLI 0.51.1
 #      on the pinned Rust corpus, pattern by pattern, plus a byte-for-byte check that both
 #      apply the same replacements;
-#   2. in-process micro-benchmarks (divan): Session::call against rmcp's tool router, the
+#   2. the same preview against the CLI on real sources in fourteen more languages, one
+#      pattern each, on the pinned corpora of scripts/corpora.json (fetched and cached by
+#      scripts/fetch-corpora.sh), with the same byte-for-byte check;
+#   3. in-process micro-benchmarks (divan): Session::call against rmcp's tool router, the
 #      pending round trip, allocation-free schema retrieval;
-#   3. compile time of 200 #[custom_tool] tools against the same 200 rmcp #[tool]s;
-#   4. opt-in (--cold-build): cold `cargo build --offline` of a 10-tool crate on xcsh with
+#   4. compile time of 200 #[custom_tool] tools against the same 200 rmcp #[tool]s;
+#   5. opt-in (--cold-build): cold `cargo build --offline` of a 10-tool crate on xcsh with
 #      only the macros feature, on xcsh with its default features, and on rmcp's macros.
 #
-# Usage: bench/run.sh [--smoke] [--only cli,micro,compile,cold] [--runs N] [--cold-build]
+# Usage: bench/run.sh [--smoke] [--only cli,corpora,micro,compile,cold] [--runs N] [--cold-build]
 #   --smoke   a quick check that the benchmarks still work (CI runs it from
 #             scripts/test-all.sh): a few crates of the corpus, 2 patterns x 1 run with the
-#             equality check, 10 tools in the compile benchmark, tiny divan samples, debug
+#             equality check, 2 languages x 1 run of the corpora benchmark, 10 tools in
+#             the compile benchmark, tiny divan samples, debug
 #             builds. Its numbers mean nothing.
 #   --only    run only these parts.
 #   --runs N  timed runs per contestant and pattern, and per compile command (default 5);
 #             cold builds: 3 per variant unless --runs is given (each takes 20 s to minutes).
-#   --cold-build  also run step 4 (not part of a default run, nor of --smoke: ~10-20 min on
+#   --cold-build  also run step 5 (not part of a default run, nor of --smoke: ~10-20 min on
 #             2 busy cores); `--only cold` runs it alone.
 #
 # Environment: XCSH_SHARED_DIR (default: the repository's ../shared) holds
-# bench/corpus-rust; XCSH_BENCH_WORK (default: bench-work/ in the repository) is the scratch
-# and cache directory. Full runs write bench/results/{cli,micro,compile}.json (and
+# bench/corpus-rust; XCSH_CORPORA (default ~/.cache/xcsh-corpora) the fetched corpora;
+# XCSH_BENCH_WORK (default: bench-work/ in the repository) is the scratch
+# and cache directory. Full runs write bench/results/{cli,corpora,micro,compile}.json (and
 # compile-cold.json with --cold-build) and latest.md;
 # smoke runs write to the scratch directory only.
 #
@@ -34,7 +39,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 
 smoke=0
-only="cli,micro,compile"
+only="cli,corpora,micro,compile"
 runs=5
 runs_given=0
 cold_build=0
@@ -46,7 +51,7 @@ while [[ $# -gt 0 ]]; do
         --runs) runs="$2"; runs_given=1; shift ;;
         --runs=*) runs="${1#--runs=}"; runs_given=1 ;;
         --cold-build) cold_build=1 ;;
-        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -138,6 +143,31 @@ if wants cli; then
     "$python" bench/cli_bench.py "${cli_args[@]}" || failed+=("cli (see above)")
 fi
 
+if wants corpora; then
+    step "Real-source corpora (scripts/fetch-corpora.sh: downloaded once, then only checked)"
+    scripts/fetch-corpora.sh >&2 || { echo "bench/run.sh: the corpora could not be fetched" >&2; exit 2; }
+    step "Building xcsh ($profile_dir)"
+    cargo build "${build_flags[@]}" -p xcsh --bin xcsh
+    bin="$work/bin-$profile_dir"
+    mkdir -p "$bin"
+    cp "$target/$profile_dir/xcsh" "$bin/"
+    corpora_args=(--xcsh "$bin/xcsh" --ast-grep "$ast_grep" --work "$work/corpora"
+                  --out "$results/corpora.json")
+    if (( smoke )); then
+        corpora_args+=(--smoke --runs 1)
+    else
+        # Files parsed, per language (untimed): xcsh-plan-stats with every grammar, which is
+        # the xcsh binary's own xcsh-tools build. Not in --smoke: a build CI need not pay for.
+        cargo build "${build_flags[@]}" -p xcsh-bench --bin xcsh-plan-stats \
+            --features xcsh-tools/all-languages
+        cp "$target/$profile_dir/xcsh-plan-stats" "$bin/xcsh-plan-stats-all-languages"
+        corpora_args+=(--runs "$runs" --plan-stats "$bin/xcsh-plan-stats-all-languages")
+    fi
+
+    step "ast_edit preview vs ast-grep CLI on real sources, one pattern per language"
+    "$python" bench/corpora_bench.py "${corpora_args[@]}" || failed+=("corpora (see above)")
+fi
+
 if wants micro; then
     step "Micro-benchmarks: Session::call vs rmcp, pending round trip, schema retrieval"
     if (( smoke )); then
@@ -177,7 +207,7 @@ fi
 step "Report"
 command="bench/run.sh"
 (( smoke )) && command+=" --smoke"
-[[ "$only_given" != "cli,micro,compile" ]] && command+=" --only $only_given"
+[[ "$only_given" != "cli,corpora,micro,compile" ]] && command+=" --only $only_given"
 (( cold_build )) && command+=" --cold-build"
 "$python" bench/report.py --dir "$results" --command "$command" --out "$results/latest.md" >/dev/null
 # The same results as SVG charts beside the JSON (BENCHMARKS.md shows them).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every check CI runs, in the order a failure is cheapest to find: formatting, lints, the
-# Rust test suite (unit, integration, doc, trybuild UI, the ast-grep CLI oracle), then the
-# interop tests against real clients this project did not write.
+# Rust test suite (unit, integration, doc, trybuild UI, the ast-grep CLI oracle on the
+# fixtures and on real sources in fourteen more languages), then the interop tests against
+# real clients this project did not write.
 #
 # Usage: scripts/test-all.sh        (from anywhere; sets up the Python venv itself)
 set -euo pipefail
@@ -13,6 +14,11 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "Python tools (ast-grep CLI oracle, MCP client) in .venv"
 scripts/bootstrap-python.sh
+
+step "Real-source corpora for the per-language oracle (scripts/fetch-corpora.sh)"
+# ~12 MB from npm, PyPI and Debian, pinned by version and sha256 (scripts/corpora.json);
+# downloaded once, then only checked.
+scripts/fetch-corpora.sh
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
