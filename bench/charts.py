@@ -185,6 +185,18 @@ def scale_chart(scale: dict) -> str:
     return svg(height, "Preview time and memory against workspace size", body)
 
 
+def warm_chart(warm: dict) -> str:
+    """Each pattern's warm preview as a share of its cold one (bench/warm_bench.py)."""
+    rows = [(p["name"], [(100 * p["warm_over_cold"], WARM)]) for p in warm["patterns"]]
+    peak = warm["peak_rss_kib"]
+    note = (f"median {100 * warm['median_warm_over_cold']:.1f}%; one xcsh serve over MCP, "
+            f"medians of {warm['runs']} runs; cache {warm['cache_mb']} MiB\n"
+            f"peak RSS warm {peak['warm'] / 1024:.0f} MiB, cold {peak['cold'] / 1024:.0f} MiB; "
+            f"an edit between two calls {'seen' if warm['edit_seen'] else 'NOT SEEN'}")
+    return bar_chart(rows, [(15.0, "target median 15%")],
+                     "Warm preview as a share of the cold one", "%", note)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--dir", required=True)
@@ -193,7 +205,8 @@ def main() -> int:
     for name, source, draw in [("speedup.svg", "cli.json", speedup),
                                ("memory.svg", "cli.json", memory),
                                ("compile.svg", "compile.json", compile_chart),
-                               ("scale.svg", "scale.json", scale_chart)]:
+                               ("scale.svg", "scale.json", scale_chart),
+                               ("warm.svg", "warm.json", warm_chart)]:
         data = load(args.dir, source)
         if data is None or (source == "cli.json" and not data.get("patterns")):
             continue

@@ -6,13 +6,16 @@
 #   2. the same preview against the CLI on real sources in fourteen more languages, one
 #      pattern each, on the pinned corpora of scripts/corpora.json (fetched and cached by
 #      scripts/fetch-corpora.sh), with the same byte-for-byte check;
-#   3. in-process micro-benchmarks (divan): Session::call against rmcp's tool router, the
+#   3. warm sessions (bench/warm_bench.py): in one `xcsh serve` driven by the MCP Python SDK,
+#      the ten previews after a first call, against the same previews in a server without a
+#      cache; and what near misses add to a search that found nothing (xcsh-near-miss-bench);
+#   3b. in-process micro-benchmarks (divan): Session::call against rmcp's tool router, the
 #      pending round trip, allocation-free schema retrieval;
 #   4. compile time of 200 #[custom_tool] tools against the same 200 rmcp #[tool]s;
 #   5. opt-in (--cold-build): cold `cargo build --offline` of a 10-tool crate on xcsh with
 #      only the macros feature, on xcsh with its default features, and on rmcp's macros.
 #
-# Usage: bench/run.sh [--smoke] [--only cli,corpora,micro,compile,cold] [--runs N] [--cold-build]
+# Usage: bench/run.sh [--smoke] [--only cli,corpora,warm,micro,compile,cold] [--runs N] [--cold-build]
 #   --smoke   a quick check that the benchmarks still work (CI runs it from
 #             scripts/test-all.sh): a few crates of the corpus, 2 patterns x 1 run with the
 #             equality check, 2 languages x 1 run of the corpora benchmark, 10 tools in
@@ -39,7 +42,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 
 smoke=0
-only="cli,corpora,micro,compile"
+only="cli,corpora,warm,micro,compile"
 runs=5
 runs_given=0
 cold_build=0
@@ -108,7 +111,7 @@ if [[ "$version" != "ast-grep 0.51.1" ]]; then
     exit 2
 fi
 
-if wants cli; then
+if wants cli || wants warm; then
     # The corpus: vendored once, reused while its lock file is unchanged.
     if (( smoke )); then corpus="$work/corpus-smoke"; else corpus="$work/corpus-rust"; fi
     stamp="$(cat "$manifest" "$corpus_dir/Cargo.lock" | sha256sum | cut -c1-16)"
@@ -129,18 +132,34 @@ if wants cli; then
     step "Building xcsh and xcsh-plan-stats ($profile_dir)"
     # One at a time: together, cargo would unify their dependencies' features.
     cargo build "${build_flags[@]}" -p xcsh --bin xcsh
-    cargo build "${build_flags[@]}" -p xcsh-bench --bin xcsh-plan-stats
+    cargo build "${build_flags[@]}" -p xcsh-bench --bin xcsh-plan-stats --bin xcsh-near-miss-bench
     # Timed from a private copy: another build in the same target dir cannot swap the binary
     # in the middle of the runs.
     bin="$work/bin-$profile_dir"
     mkdir -p "$bin"
-    cp "$target/$profile_dir/xcsh" "$target/$profile_dir/xcsh-plan-stats" "$bin/"
+    cp "$target/$profile_dir/xcsh" "$target/$profile_dir/xcsh-plan-stats" \
+        "$target/$profile_dir/xcsh-near-miss-bench" "$bin/"
+fi
 
+if wants cli; then
     step "ast_edit preview vs ast-grep CLI"
     cli_args=(--xcsh "$bin/xcsh" --ast-grep "$ast_grep" --corpus "$corpus"
               --work "$work/cli" --out "$results/cli.json" --plan-stats "$bin/xcsh-plan-stats")
     if (( smoke )); then cli_args+=(--smoke --runs 1); else cli_args+=(--runs "$runs"); fi
     "$python" bench/cli_bench.py "${cli_args[@]}" || failed+=("cli (see above)")
+fi
+
+if wants warm; then
+    step "Warm previews in one xcsh serve over MCP vs cold ones; near misses vs the search"
+    # The budget holds the whole corpus's trees (~2.5 GiB measured); the default 256 MiB
+    # holds about a tenth of them (see BENCHMARKS.md).
+    warm_args=(--xcsh "$bin/xcsh" --corpus "$corpus" --work "$work/warm" --out "$results/warm.json")
+    if (( smoke )); then warm_args+=(--smoke --runs 1 --cache-mb 256); else warm_args+=(--runs 3 --cache-mb 3072); fi
+    "$python" bench/warm_bench.py "${warm_args[@]}" || failed+=("warm (see above)")
+    near_runs=3
+    (( smoke )) && near_runs=1
+    "$bin/xcsh-near-miss-bench" --root "$corpus" --runs "$near_runs" \
+        --out "$results/near_miss.json" || failed+=("near misses (see above)")
 fi
 
 if wants corpora; then
@@ -207,7 +226,7 @@ fi
 step "Report"
 command="bench/run.sh"
 (( smoke )) && command+=" --smoke"
-[[ "$only_given" != "cli,corpora,micro,compile" ]] && command+=" --only $only_given"
+[[ "$only_given" != "cli,corpora,warm,micro,compile" ]] && command+=" --only $only_given"
 (( cold_build )) && command+=" --cold-build"
 "$python" bench/report.py --dir "$results" --command "$command" --out "$results/latest.md" >/dev/null
 # The same results as SVG charts beside the JSON (BENCHMARKS.md shows them).

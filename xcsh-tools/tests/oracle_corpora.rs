@@ -273,14 +273,12 @@ fn c_pycryptodome() {
             ("memcpy($D, $S, $N)", "memmove($D, $S, $N)"),
             ("memset($P, 0, $N)", "explicit_bzero($P, $N)"),
             ("free($P);", "secure_free($P);"),
-            // Kept out, a known difference: `if ($C) { $$$B }` (and `while`, `for`, a bare
-            // `{ $$$B }`; the same in C++). The CLI accepts it and rewrites 453 blocks in 75
-            // files here (`-r 'if ($C) {\n    /* checked */\n    $$$B\n}'` puts the comment
-            // into AES.c's `if (keyBits == 128) {`, …); the engine refuses the pattern: "it is
-            // incomplete: `;` is missing at column 15", since `$$$B` parses as an expression
-            // statement without its `;` (a MISSING node, refused by `compile_pattern` in
-            // engine/pattern.rs). `{ $$$B; }` is accepted by both but means something else
-            // (53 matches in 31 files).
+            // `$$$B` as the statements of a block parses as a statement missing its `;`; the
+            // engine once refused it (the CLI rewrites 453 blocks in 75 files here).
+            (
+                "if ($C) { $$$B }",
+                "if ($C) {\n    /* checked */\n    $$$B\n}",
+            ),
         ],
     );
 }
@@ -297,8 +295,8 @@ fn cpp_react_native() {
                 "std::allocate_shared<$T>(allocator, $$$A)",
             ),
             ("react_native_assert($A)", "RN_ASSERT($A)"),
-            // Kept out, the difference described under C: `if ($C) { $$$B }` is refused by the
-            // engine (`;` missing) and rewrites 2,874 blocks in 327 files with the CLI.
+            // The block of statements described under C (2,874 blocks in 327 files).
+            ("while ($C) { $$$B }", "while ($C) {\n  // loop\n  $$$B\n}"),
         ],
     );
 }

@@ -455,7 +455,8 @@ impl CompiledOps {
 /// metavariable stands in a place the grammar does not expect an identifier
 /// (`match $E { $$$ARMS }`), so an ERROR is refused only when it holds no metavariable, and a
 /// MISSING token (one the parser invented to recover, dropped from the pattern tree, so the
-/// pattern would match something other than what was written) is always refused.
+/// pattern would match something other than what was written) is refused, unless it follows
+/// a lone metavariable (`$$$B` as a statement, whose `;` is the statements' own).
 pub(crate) fn compile_pattern(src: &str, lang: Lang) -> Result<Pattern, String> {
     let sg = lang.support_lang();
     let pattern = Pattern::try_new(src, sg).map_err(|e| e.to_string())?;
@@ -488,9 +489,16 @@ pub(crate) fn compile_pattern(src: &str, lang: Lang) -> Result<Pattern, String> 
         n.dfs()
             .any(|leaf| leaf.is_leaf() && sg.extract_meta_var(&leaf.text()).is_some())
     };
+    // A MISSING token right after a lone metavariable is what a statement-level `$$$B` or `$S`
+    // looks like in grammars whose statements end in `;` (C's `if ($C) { $$$B }`): the
+    // metavariable stands for whole statements, `;` included, so nothing is lost.
+    let after_lone_metavar = |n: &SgNode<'_>| {
+        n.prev()
+            .is_some_and(|p| sg.extract_meta_var(&p.text()).is_some())
+    };
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
-        if n.is_missing() || (n.is_error() && !has_metavar(&n)) {
+        if (n.is_missing() && !after_lone_metavar(&n)) || (n.is_error() && !has_metavar(&n)) {
             let offset = n.range().start;
             return Err(syntax_error_detail(
                 src,
@@ -852,6 +860,17 @@ mod tests {
                 let compiled = CompiledOps::for_search(&[pat.to_string()], Some(*lang));
                 assert!(compiled.is_ok(), "{lang} `{pat}`: {:?}", compiled.err());
             }
+        }
+    }
+
+    /// `if ($C) { $$$B }` in C: `$$$B` parses as a statement missing its `;`, which the
+    /// statements it stands for bring (the ast-grep CLI accepts it; see oracle_corpora).
+    #[cfg(feature = "lang-c")]
+    #[test]
+    fn a_statement_metavariable_needs_no_semicolon_in_c() {
+        for pat in ["if ($C) { $$$B }", "while ($C) { $$$B }", "{ $$$B }"] {
+            let compiled = CompiledOps::for_search(&[pat.to_string()], Some(Lang::C));
+            assert!(compiled.is_ok(), "`{pat}`: {:?}", compiled.err());
         }
     }
 
