@@ -15,7 +15,8 @@
 #   5. opt-in (--cold-build): cold `cargo build --offline` of a 10-tool crate on xcsh with
 #      only the macros feature, on xcsh with its default features, and on rmcp's macros.
 #
-# Usage: bench/run.sh [--smoke] [--only cli,corpora,warm,micro,compile,cold] [--runs N] [--cold-build]
+# Usage: bench/run.sh [--smoke] [--only cli,corpora,warm,scale,micro,compile,cold] [--runs N] [--cold-build]
+#   (scale is opt-in: --only scale, ~10 min: 1x, 5x and 10x the corpus)
 #   --smoke   a quick check that the benchmarks still work (CI runs it from
 #             scripts/test-all.sh): a few crates of the corpus, 2 patterns x 1 run with the
 #             equality check, 2 languages x 1 run of the corpora benchmark, 10 tools in
@@ -111,7 +112,7 @@ if [[ "$version" != "ast-grep 0.51.1" ]]; then
     exit 2
 fi
 
-if wants cli || wants warm; then
+if wants cli || wants warm || wants scale; then
     # The corpus: vendored once, reused while its lock file is unchanged.
     if (( smoke )); then corpus="$work/corpus-smoke"; else corpus="$work/corpus-rust"; fi
     stamp="$(cat "$manifest" "$corpus_dir/Cargo.lock" | sha256sum | cut -c1-16)"
@@ -185,6 +186,12 @@ if wants corpora; then
 
     step "ast_edit preview vs ast-grep CLI on real sources, one pattern per language"
     "$python" bench/corpora_bench.py "${corpora_args[@]}" || failed+=("corpora (see above)")
+fi
+
+if wants scale; then
+    step "Preview time and memory at 1x, 5x and 10x the corpus (hard-linked copies)"
+    "$python" bench/scale_bench.py --xcsh "$bin/xcsh" --corpus "$corpus" --work "$work/scale" \
+        --runs "$runs" --sizes 1,5,10 --out "$results/scale.json" || failed+=(scale)
 fi
 
 if wants micro; then
