@@ -3,6 +3,9 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -49,6 +52,10 @@ pub struct FaultPlan {
     hooks: Vec<(usize, Hook)>,
     taken: AtomicUsize,
     log: Mutex<Vec<String>>,
+    /// Record every step's effect on the disk with its before-image, for
+    /// [`lose_unsynced`](Self::lose_unsynced).
+    power_loss: bool,
+    effects: Mutex<Vec<Recorded>>,
 }
 
 type Hook = Box<dyn Fn() + Send + Sync>;
@@ -64,6 +71,7 @@ impl fmt::Debug for FaultPlan {
                 &self.hooks.iter().map(|(k, _)| k).collect::<Vec<_>>(),
             )
             .field("taken", &self.taken)
+            .field("power_loss", &self.power_loss)
             .finish()
     }
 }
@@ -103,6 +111,18 @@ impl FaultPlan {
         }
     }
 
+    /// Like [`crash_at`](Self::crash_at), but the plan also records what every step did to
+    /// the disk, so that [`lose_unsynced`](Self::lose_unsynced) can then undo whatever a power
+    /// loss at that moment would lose. `k` beyond the last step: the apply runs to its end,
+    /// and the power goes just after it returned.
+    pub fn power_loss_at(k: usize) -> Self {
+        Self {
+            crash_at: Some(k),
+            power_loss: true,
+            ..Self::default()
+        }
+    }
+
     /// Makes backups by copying instead of hard-linking, as on filesystems without hard links.
     pub fn without_hard_links(mut self) -> Self {
         self.no_hard_links = true;
@@ -130,8 +150,15 @@ impl FaultPlan {
         !self.no_hard_links
     }
 
-    /// Numbers the next step and says whether it may run.
-    pub(crate) fn gate(&self, what: &str, path: &str) -> Gate {
+    /// Numbers the next step and says whether it may run. `effects` says what the step will
+    /// do to the disk; it is only called by a [`power_loss_at`](Self::power_loss_at) plan,
+    /// which records the effects with their before-images when the step is to run.
+    pub(crate) fn gate(
+        &self,
+        what: &str,
+        path: &str,
+        effects: impl FnOnce() -> Vec<Effect>,
+    ) -> Gate {
         let k = self.taken.fetch_add(1, Ordering::SeqCst) + 1;
         if let Ok(mut log) = self.log.lock() {
             log.push(format!("{k}: {what} `{path}`"));
@@ -144,7 +171,312 @@ impl FaultPlan {
         } else if self.fail.contains(&k) {
             Gate::Fail(k)
         } else {
+            if self.power_loss {
+                self.capture(k, effects());
+            }
             Gate::Run
         }
+    }
+
+    /// Records effects outside the numbered steps (taking and releasing the root's lock), for a
+    /// [`power_loss_at`](Self::power_loss_at) plan; `effects` is not called otherwise.
+    pub(crate) fn note(&self, effects: impl FnOnce() -> Vec<Effect>) {
+        if self.power_loss {
+            self.capture(self.steps_taken(), effects());
+        }
+    }
+
+    fn capture(&self, step: usize, effects: Vec<Effect>) {
+        let mut recorded = self.effects.lock().unwrap_or_else(|e| e.into_inner());
+        for effect in effects {
+            let (images, dirs) = match &effect {
+                Effect::Link(p) | Effect::Unlink(p) => (vec![image(p)], vec![dir_id(parent(p))]),
+                Effect::Rename(a, b) => (
+                    vec![image(a), image(b)],
+                    vec![dir_id(parent(a)), dir_id(parent(b))],
+                ),
+                Effect::Write(p) => (vec![image(p)], Vec::new()),
+                Effect::Sync(_) => (Vec::new(), Vec::new()),
+                Effect::SyncDir(d) => (Vec::new(), vec![dir_id(d)]),
+            };
+            recorded.push(Recorded {
+                step,
+                effect,
+                images,
+                dirs,
+            });
+        }
+    }
+
+    /// After a [`power_loss_at`](Self::power_loss_at) plan stopped an apply (or saw it
+    /// finish), reverts on disk every effect a power loss at that moment may lose, taking the
+    /// worst case of the usual POSIX model: a directory entry change (create, link, unlink,
+    /// either side of a rename) survives only if that directory was fsynced after it; data
+    /// written to a file survives only if that file was fsynced after it (else the file holds
+    /// what it held before the write: a new file is left empty). Every unsynced effect is lost,
+    /// not some of them. Metadata (permissions, times) is not modelled.
+    ///
+    /// Returns how many effects were reverted, or what the model cannot revert (a path whose
+    /// directory has moved since, data left unsynced in a file renamed since).
+    pub fn lose_unsynced(&self) -> Result<usize, String> {
+        let mut recorded =
+            std::mem::take(&mut *self.effects.lock().unwrap_or_else(|e| e.into_inner()));
+        // A directory made by the same step as an entry in it (`.xcsh` and the lock) had no
+        // identity yet when the entry was recorded: it is the one there now.
+        for r in &mut recorded {
+            let dirs: Vec<&Path> = match &r.effect {
+                Effect::Link(p) | Effect::Unlink(p) => vec![parent(p)],
+                Effect::Rename(a, b) => vec![parent(a), parent(b)],
+                Effect::SyncDir(d) => vec![d],
+                Effect::Write(_) | Effect::Sync(_) => Vec::new(),
+            };
+            for (id, dir) in r.dirs.iter_mut().zip(dirs) {
+                if id.is_none() {
+                    *id = dir_id(dir);
+                }
+            }
+        }
+        let recorded = recorded;
+        // Entry changes in a directory are durable up to its last fsync: by directory identity,
+        // so that a directory renamed after its fsync (a stage) keeps what was synced in it.
+        let synced_after = |t: usize, dir: &Option<DirId>| {
+            dir.is_some()
+                && recorded[t + 1..]
+                    .iter()
+                    .any(|r| matches!(r.effect, Effect::SyncDir(_)) && r.dirs[0] == *dir)
+        };
+        let data_synced_after = |t: usize, p: &Path| {
+            recorded[t + 1..]
+                .iter()
+                .any(|r| matches!(&r.effect, Effect::Sync(q) if q == p))
+        };
+        let mut reverted = 0;
+        for t in (0..recorded.len()).rev() {
+            let r = &recorded[t];
+            let err = |e: io::Error| format!("reverting step {} ({:?}): {e}", r.step, r.effect);
+            match &r.effect {
+                Effect::Link(p) | Effect::Unlink(p) => {
+                    if !synced_after(t, &r.dirs[0]) {
+                        check_dir(p, &r.dirs[0], r)?;
+                        restore(p, &r.images[0]).map_err(err)?;
+                        reverted += 1;
+                    }
+                }
+                Effect::Rename(a, b) => {
+                    let (keep_a, keep_b) =
+                        (synced_after(t, &r.dirs[0]), synced_after(t, &r.dirs[1]));
+                    if keep_a && keep_b {
+                        continue;
+                    }
+                    check_dir(a, &r.dirs[0], r)?;
+                    check_dir(b, &r.dirs[1], r)?;
+                    match (keep_a, keep_b) {
+                        // Neither side reached the disk: the object is back at its old name.
+                        (false, false) => {
+                            if exists(b) {
+                                remove(a).map_err(err)?;
+                                fs::rename(b, a).map_err(err)?;
+                            }
+                            restore(b, &r.images[1]).map_err(err)?;
+                        }
+                        // Only the new name reached the disk: the object is at both names.
+                        (false, true) => {
+                            if exists(b) {
+                                copy_all(b, a).map_err(err)?;
+                            } else {
+                                restore(a, &r.images[0]).map_err(err)?;
+                            }
+                        }
+                        // Only the removal of the old name reached the disk: the object is lost.
+                        _ => restore(b, &r.images[1]).map_err(err)?,
+                    }
+                    reverted += 1;
+                }
+                Effect::Write(p) => {
+                    if data_synced_after(t, p) {
+                        continue;
+                    }
+                    let moved = recorded[t + 1..]
+                        .iter()
+                        .any(|l| matches!(&l.effect, Effect::Rename(a, _) if a == p));
+                    if moved {
+                        return Err(format!(
+                            "step {}: unsynced data in `{}`, which was renamed since: not modelled",
+                            r.step,
+                            p.display()
+                        ));
+                    }
+                    if fs::symlink_metadata(p).is_ok_and(|m| m.is_file()) {
+                        let bytes = match &r.images[0] {
+                            Image::File { bytes, .. } => bytes.as_slice(),
+                            _ => &[],
+                        };
+                        fs::write(p, bytes).map_err(err)?;
+                        reverted += 1;
+                    }
+                }
+                Effect::Sync(_) | Effect::SyncDir(_) => {}
+            }
+        }
+        Ok(reverted)
+    }
+}
+
+/// What a step does to the disk, for [`FaultPlan::power_loss_at`].
+#[derive(Clone, Debug)]
+pub(crate) enum Effect {
+    /// A name appears (create, mkdir, hard link); it may have replaced one (create
+    /// truncating).
+    Link(PathBuf),
+    /// A name goes (unlink, rmdir).
+    Unlink(PathBuf),
+    /// A name moves, replacing whatever had the new name: a change in both directories.
+    Rename(PathBuf, PathBuf),
+    /// Data written to the file.
+    Write(PathBuf),
+    /// The file fsynced.
+    Sync(PathBuf),
+    /// The directory fsynced.
+    SyncDir(PathBuf),
+}
+
+/// One effect with what its paths held before it, and the identity of the directories
+/// whose entries it changes (or that it syncs).
+struct Recorded {
+    step: usize,
+    effect: Effect,
+    images: Vec<Image>,
+    dirs: Vec<Option<DirId>>,
+}
+
+/// What a path held (a directory as a mere marker: the apply only ever removes empty ones).
+enum Image {
+    Absent,
+    File { bytes: Vec<u8>, mode: Option<u32> },
+    Dir,
+    Other,
+}
+
+type DirId = (u64, u64);
+
+fn parent(p: &Path) -> &Path {
+    p.parent().unwrap_or(Path::new("."))
+}
+
+#[cfg(unix)]
+fn dir_id(dir: &Path) -> Option<DirId> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn dir_id(dir: &Path) -> Option<DirId> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    fs::canonicalize(dir).ok()?.hash(&mut h);
+    Some((0, h.finish()))
+}
+
+#[cfg(unix)]
+fn mode(m: &fs::Metadata) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    Some(m.permissions().mode())
+}
+
+#[cfg(not(unix))]
+fn mode(_: &fs::Metadata) -> Option<u32> {
+    None
+}
+
+fn image(p: &Path) -> Image {
+    match fs::symlink_metadata(p) {
+        Err(_) => Image::Absent,
+        Ok(m) if m.is_dir() => Image::Dir,
+        Ok(m) if m.is_file() => match fs::read(p) {
+            Ok(bytes) => Image::File {
+                bytes,
+                mode: mode(&m),
+            },
+            Err(_) => Image::Other,
+        },
+        Ok(_) => Image::Other,
+    }
+}
+
+fn exists(p: &Path) -> bool {
+    fs::symlink_metadata(p).is_ok()
+}
+
+/// The entry `p` is to be reverted in the directory it was recorded in; one since moved
+/// (its path now names another directory, or none) is beyond the model.
+fn check_dir(p: &Path, dir: &Option<DirId>, r: &Recorded) -> Result<(), String> {
+    let now = dir_id(parent(p));
+    if now.is_none() || now == *dir {
+        // Gone: its own creation, reverted later in this pass, removes it whole.
+        return Ok(());
+    }
+    Err(format!(
+        "step {} ({:?}): the directory of `{}` has moved since: not modelled",
+        r.step,
+        r.effect,
+        p.display()
+    ))
+}
+
+fn remove(p: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(p) {
+        Err(_) => Ok(()),
+        Ok(m) if m.is_dir() => fs::remove_dir_all(p),
+        Ok(_) => fs::remove_file(p),
+    }
+}
+
+/// Puts `image` back at `p` (a directory already there stays as it is). Nothing is done in
+/// a directory that no longer exists.
+fn restore(p: &Path, image: &Image) -> io::Result<()> {
+    if !parent(p).is_dir() {
+        return Ok(());
+    }
+    match image {
+        Image::Dir if fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) => Ok(()),
+        Image::Dir => {
+            remove(p)?;
+            fs::create_dir(p)
+        }
+        Image::Absent => remove(p),
+        Image::File { bytes, mode } => {
+            remove(p)?;
+            fs::write(p, bytes)?;
+            set_mode(p, *mode)
+        }
+        Image::Other => Err(io::Error::other("not a file or directory: not modelled")),
+    }
+}
+
+#[cfg(unix)]
+fn set_mode(p: &Path, mode: Option<u32>) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    match mode {
+        Some(mode) => fs::set_permissions(p, fs::Permissions::from_mode(mode)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(not(unix))]
+fn set_mode(_: &Path, _: Option<u32>) -> io::Result<()> {
+    Ok(())
+}
+
+fn copy_all(from: &Path, to: &Path) -> io::Result<()> {
+    remove(to)?;
+    if fs::symlink_metadata(from)?.is_dir() {
+        fs::create_dir(to)?;
+        for entry in fs::read_dir(from)? {
+            let entry = entry?;
+            copy_all(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        Ok(())
+    } else {
+        fs::copy(from, to).map(drop)
     }
 }

@@ -14,6 +14,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::journal::Stop;
 use super::{Run, parent_of};
 use crate::changeset::Fingerprint;
+use crate::changeset::fault::Effect;
 use crate::workspace::{BACKUP_MARKER, TEMP_MARKER};
 
 impl Run<'_> {
@@ -28,20 +29,32 @@ impl Run<'_> {
         perms: Option<Permissions>,
     ) -> Result<(), Stop> {
         let temp = artifact_path(dir, target, TEMP_MARKER, self.token, i as u32);
-        let mut file = self.step("create a temporary file for", target, || create_new(&temp))?;
+        let mut file = self.step(
+            "create a temporary file for",
+            target,
+            || vec![Effect::Link(temp.clone())],
+            || create_new(&temp),
+        )?;
         self.progress[i].temp = Some(temp);
         self.progress[i].new_fp = Some(Fingerprint::of(content));
-        self.step("write the new content of", target, || {
-            file.write_all(content)
-        })?;
+        let temp = || self.progress[i].temp.clone().unwrap_or_default();
+        self.step(
+            "write the new content of",
+            target,
+            || vec![Effect::Write(temp())],
+            || file.write_all(content),
+        )?;
         if let Some(perms) = perms {
-            self.step("copy the permissions of", target, || {
+            self.step("copy the permissions of", target, Vec::new, || {
                 file.set_permissions(perms)
             })?;
         }
-        self.step("flush to disk the new content of", target, || {
-            file.sync_all()
-        })?;
+        self.step(
+            "flush to disk the new content of",
+            target,
+            || vec![Effect::Sync(temp())],
+            || file.sync_all(),
+        )?;
         Ok(())
     }
 
@@ -60,14 +73,20 @@ impl Run<'_> {
     pub(super) fn backup(&mut self, i: usize, target: &Path) -> Result<PathBuf, Stop> {
         let b = self.backup_path(i, target);
         if self.plan.hard_links_allowed() {
-            match self.step("back up", target, || fs::hard_link(target, &b)) {
+            let link = || vec![Effect::Link(b.clone())];
+            match self.step("back up", target, link, || fs::hard_link(target, &b)) {
                 Ok(()) => return Ok(b),
                 // The filesystem may not do hard links (or forbid them here): copy instead.
                 Err(Stop::Failed(f)) if !f.injected => {}
                 Err(other) => return Err(other),
             }
         }
-        self.step("copy to a backup", target, || copy_backup(target, &b))?;
+        self.step(
+            "copy to a backup",
+            target,
+            || vec![Effect::Link(b.clone()), Effect::Write(b.clone())],
+            || copy_backup(target, &b),
+        )?;
         Ok(b)
     }
 }

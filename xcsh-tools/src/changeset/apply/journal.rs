@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::Run;
 use crate::changeset::StaleFile;
-use crate::changeset::fault::Gate;
+use crate::changeset::fault::{Effect, Gate};
 
 /// What has been done for one operation, so it can be undone.
 #[derive(Clone, Debug, Default)]
@@ -41,15 +41,18 @@ pub(super) struct Failure {
 }
 
 impl Run<'_> {
-    /// Runs one numbered filesystem step, unless the fault plan says otherwise.
+    /// Runs one numbered filesystem step, unless the fault plan says otherwise. `effects`
+    /// lists what `f` does to the disk (the real paths); only a plan simulating a power loss
+    /// calls it.
     pub(super) fn step<T>(
         &self,
         what: &'static str,
         path: &Path,
+        effects: impl FnOnce() -> Vec<Effect>,
         f: impl FnOnce() -> io::Result<T>,
     ) -> Result<T, Stop> {
         let shown = self.cs.ws.display(path);
-        match self.plan.gate(what, &shown) {
+        match self.plan.gate(what, &shown, effects) {
             Gate::Crash(k) => Err(Stop::Crash(k)),
             Gate::Fail(k) => Err(Stop::Failed(Failure {
                 what,

@@ -9,6 +9,8 @@ use std::fs::{self, File};
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
+use super::atomic_fs::sync_dir;
+
 /// The directory in a root where an apply keeps its lock and journal.
 pub(crate) const STATE_DIR: &str = ".xcsh";
 /// The lock's file name in [`STATE_DIR`].
@@ -20,6 +22,8 @@ pub(crate) struct RootLock {
     file: File,
     path: PathBuf,
     dir: PathBuf,
+    /// `.xcsh` was created (and the root fsynced) by this acquisition.
+    made_dir: bool,
 }
 
 /// Why the lock could not be taken.
@@ -44,9 +48,18 @@ impl RootLock {
             let path = path.to_path_buf();
             move |source| LockError::Io { path, source }
         };
+        let mut made_dir = false;
         for _ in 0..100 {
             match fs::create_dir(&dir) {
-                Ok(()) => {}
+                // The journal will live in `.xcsh`, and a journal is only durable if the
+                // entry of its directory is: fsync the root once, when `.xcsh` is new. (Found
+                // by the power-loss simulation: an apply changing nothing directly in the root
+                // never fsynced it, so a power loss could take `.xcsh` away with a committed
+                // journal in it, leaving some directories new and others old.)
+                Ok(()) => {
+                    sync_dir(root).map_err(io_err(root))?;
+                    made_dir = true;
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(io_err(&dir)(e)),
             }
@@ -83,12 +96,22 @@ impl RootLock {
                 .and_then(|()| file.rewind())
                 .and_then(|()| file.write_all(me.as_bytes()))
                 .map_err(io_err(&path))?;
-            return Ok(Self { file, path, dir });
+            return Ok(Self {
+                file,
+                path,
+                dir,
+                made_dir,
+            });
         }
         Err(LockError::Io {
             path,
             source: io::Error::other("the lock file kept disappearing"),
         })
+    }
+
+    /// Whether this acquisition created `.xcsh` (and fsynced the root to keep it).
+    pub(crate) fn made_dir(&self) -> bool {
+        self.made_dir
     }
 
     /// Removes the lock file (while still holding it), then `.xcsh` if it is empty.

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::fault::FaultPlan;
+use super::fault::{Effect, FaultPlan};
 use super::{ApplyError, ChangeSet};
 
 mod artifacts;
@@ -214,6 +214,15 @@ impl ChangeSet {
         let _one_at_a_time = lock_ignoring_poison(&APPLYING);
         let root = self.ws.root();
         let _named = ApplyingRoot::enter(root);
+        let state_dir = || root.join(lock::STATE_DIR);
+        let lock_file = || state_dir().join(lock::LOCK_FILE);
+        plan.note(|| {
+            vec![
+                Effect::Link(state_dir()),
+                Effect::Link(lock_file()),
+                Effect::Write(lock_file()),
+            ]
+        });
         let lock = RootLock::acquire(root).map_err(|e| match e {
             LockError::Held { lock, holder } => ApplyError::Busy { lock, holder },
             LockError::Io { path, source } => ApplyError::Failed {
@@ -223,9 +232,13 @@ impl ChangeSet {
                 leftovers: Vec::new(),
             },
         })?;
+        if lock.made_dir() {
+            plan.note(|| vec![Effect::SyncDir(root.to_path_buf())]);
+        }
         let result = self.apply_locked(plan);
         // A simulated crash leaves the lock file, as a real one would.
         if !matches!(result, Err(ApplyError::SimulatedCrash { .. })) {
+            plan.note(|| vec![Effect::Unlink(lock_file()), Effect::Unlink(state_dir())]);
             lock.release();
         }
         result
@@ -247,6 +260,7 @@ impl ChangeSet {
             stages: Vec::new(),
             op_stage: vec![None; self.ops.len()],
             dirs_to_sync: BTreeSet::new(),
+            unsynced: BTreeSet::new(),
             leftovers: Vec::new(),
             effect: self.effect_digest(),
         };
@@ -311,7 +325,10 @@ struct Run<'a> {
     stages: Vec<Stage>,
     /// For each operation, the stage its target lies in, if any.
     op_stage: Vec<Option<usize>>,
+    /// Every directory the commit changed (a rollback syncs them too).
     dirs_to_sync: BTreeSet<PathBuf>,
+    /// Those of them changed since they were last fsynced.
+    unsynced: BTreeSet<PathBuf>,
     /// Artifacts that could not be removed.
     leftovers: Vec<PathBuf>,
     /// The change set's effect digest, for the journal and the undo record.

@@ -3,10 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
+use super::durable::JOURNAL_NEW;
 use super::durable::{self, JOp, JStage, Journal, State, enc, journal_path};
 use super::journal::Stop;
+use super::lock::STATE_DIR;
 use super::{Run, parent_of};
 use crate::changeset::Op;
+use crate::changeset::fault::Effect;
 
 impl Run<'_> {
     pub(super) fn journal(&self, state: State) -> Journal {
@@ -109,12 +112,34 @@ impl Run<'_> {
             State::Prepared => "prepare the journal",
             State::Committed => "write the commit record",
         };
-        self.step(what, &path, || durable::write_new(root, &bytes))?;
+        let new = || root.join(STATE_DIR).join(JOURNAL_NEW);
+        self.step(
+            what,
+            &path,
+            || {
+                vec![
+                    Effect::Link(new()),
+                    Effect::Write(new()),
+                    Effect::Sync(new()),
+                ]
+            },
+            || durable::write_new(root, &bytes),
+        )?;
         let what = match state {
             State::Prepared => "install the journal",
             State::Committed => "commit",
         };
-        self.step(what, &path, || durable::install_new(root))
+        self.step(
+            what,
+            &path,
+            || {
+                vec![
+                    Effect::Rename(new(), path.clone()),
+                    Effect::SyncDir(root.join(STATE_DIR)),
+                ]
+            },
+            || durable::install_new(root),
+        )
     }
 
     /// Makes the directories holding the temporary files and stages durable, so that what
@@ -134,9 +159,12 @@ impl Run<'_> {
             }
         }
         for dir in dirs {
-            self.step("sync the directory", &dir, || {
-                super::atomic_fs::sync_dir(&dir)
-            })?;
+            self.step(
+                "sync the directory",
+                &dir,
+                || vec![Effect::SyncDir(dir.clone())],
+                || super::atomic_fs::sync_dir(&dir),
+            )?;
         }
         Ok(())
     }
@@ -146,7 +174,17 @@ impl Run<'_> {
     pub(super) fn drop_journal(&mut self) -> Result<(), usize> {
         let root = self.cs.ws.root();
         let path: PathBuf = journal_path(root);
-        match self.step("remove the journal", &path, || durable::remove(root)) {
+        let effects = || {
+            let dir = root.join(STATE_DIR);
+            vec![
+                Effect::Unlink(dir.join(JOURNAL_NEW)),
+                Effect::Unlink(path.clone()),
+                Effect::SyncDir(dir),
+            ]
+        };
+        match self.step("remove the journal", &path, effects, || {
+            durable::remove(root)
+        }) {
             Ok(()) => Ok(()),
             Err(Stop::Crash(k)) => Err(k),
             Err(_) => {

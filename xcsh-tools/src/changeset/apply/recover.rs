@@ -495,9 +495,11 @@ impl Plan {
                 }
                 Op::Rename { from, to, fp } => {
                     let (f, t) = (at(from), at(to));
+                    // At both names: a power loss kept the destination's directory entry
+                    // and lost the source's removal (the apply fsyncs them in that order).
                     (
                         f == At::Missing && t == At::File(*fp),
-                        f == At::File(*fp) && t == At::Missing,
+                        f == At::File(*fp) && (t == At::Missing || t == At::File(*fp)),
                         from,
                     )
                 }
@@ -560,8 +562,13 @@ impl Plan {
                         fs::remove_file(target).map_err(io_err("delete", target))?
                     }
                 }
-                Op::Rename { from, to, .. } => {
-                    rename_noreplace(from, to).map_err(io_err("rename", from))?
+                Op::Rename { from, to, fp } => {
+                    if at(to) == At::File(*fp) {
+                        // Already at both names (see `forward_todo`).
+                        fs::remove_file(from).map_err(io_err("rename", from))?
+                    } else {
+                        rename_noreplace(from, to).map_err(io_err("rename", from))?
+                    }
                 }
             }
         }
@@ -607,7 +614,7 @@ impl Plan {
                     let (f, t) = (at(from), at(to));
                     (
                         f == At::File(*fp) && t == At::Missing,
-                        f == At::Missing && t == At::File(*fp),
+                        t == At::File(*fp) && (f == At::Missing || f == At::File(*fp)),
                         from,
                     )
                 }
@@ -642,8 +649,13 @@ impl Plan {
                 Op::Delete { target, backup, .. } => {
                     rename_noreplace(backup, target).map_err(io_err("restore", target))?
                 }
-                Op::Rename { from, to, .. } => {
-                    rename_noreplace(to, from).map_err(io_err("rename back", to))?
+                Op::Rename { from, to, fp } => {
+                    if at(from) == At::File(*fp) {
+                        // At both names (see `forward_todo`).
+                        fs::remove_file(to).map_err(io_err("rename back", to))?
+                    } else {
+                        rename_noreplace(to, from).map_err(io_err("rename back", to))?
+                    }
                 }
             }
         }

@@ -9,6 +9,7 @@ use super::artifacts::{WITHDRAWN_SLOT, artifact_path};
 use super::atomic_fs::{rename_noreplace, sync_dir};
 use super::journal::{Crashed, Stop};
 use super::{Run, parent_of};
+use crate::changeset::fault::Effect;
 use crate::changeset::{Attention, Op};
 use crate::workspace::TEMP_MARKER;
 
@@ -39,9 +40,12 @@ impl Run<'_> {
                 self.token,
                 WITHDRAWN_SLOT + s as u32,
             );
-            let withdrawn = self.step("withdraw the new directory", &top, || {
-                rename_noreplace(&top, &dir)
-            });
+            let withdrawn = self.step(
+                "withdraw the new directory",
+                &top,
+                || vec![Effect::Rename(top.clone(), dir.clone())],
+                || rename_noreplace(&top, &dir),
+            );
             match withdrawn {
                 Ok(()) => {
                     self.stages[s].dir = dir;
@@ -66,7 +70,10 @@ impl Run<'_> {
                 .chain(std::iter::once(&stage.top));
             for dir in dirs {
                 let at = stage.locate(dir);
-                if self.undo("remove the new directory", dir, || fs::remove_dir(&at))? {
+                let unlink = || vec![Effect::Unlink(at.clone())];
+                if self.undo("remove the new directory", dir, unlink, || {
+                    fs::remove_dir(&at)
+                })? {
                     if stage.committed {
                         attention.push(self.attention(
                             dir,
@@ -96,9 +103,12 @@ impl Run<'_> {
                 if let (true, Some(backup)) = (p.committed, &p.backup) {
                     // The backup is the original inode (or its copy): moving it back is
                     // one atomic rename.
-                    if self.undo("restore the original of", target, || {
-                        fs::rename(backup, target)
-                    })? {
+                    if self.undo(
+                        "restore the original of",
+                        target,
+                        || vec![Effect::Rename(backup.clone(), target.clone())],
+                        || fs::rename(backup, target),
+                    )? {
                         attention.push(self.attention(target, format!(
                                 "holds the new content; its original is in `{}`: move that back over it",
                                 backup.display()
@@ -112,7 +122,12 @@ impl Run<'_> {
                 let target = &file.entry.named;
                 let at = self.locate(i, target);
                 if p.committed
-                    && self.undo("remove the new file", target, || fs::remove_file(&at))?
+                    && self.undo(
+                        "remove the new file",
+                        target,
+                        || vec![Effect::Unlink(at.clone())],
+                        || fs::remove_file(&at),
+                    )?
                 {
                     if at == *target {
                         attention.push(self.attention(
@@ -128,9 +143,12 @@ impl Run<'_> {
             Op::Delete { file } => {
                 let target = &file.entry.named;
                 if let (true, Some(backup)) = (p.committed, &p.backup)
-                    && self.undo("restore the deleted", target, || {
-                        rename_noreplace(backup, target)
-                    })?
+                    && self.undo(
+                        "restore the deleted",
+                        target,
+                        || vec![Effect::Rename(backup.clone(), target.clone())],
+                        || rename_noreplace(backup, target),
+                    )?
                 {
                     attention.push(self.attention(target, format!(
                             "was deleted by the failed apply; its content is in `{}`: rename that back",
@@ -140,7 +158,10 @@ impl Run<'_> {
             }
             Op::Rename { from, to } => {
                 let (from, to) = (&from.entry.named, &to.entry.named);
-                if p.committed && self.undo("rename back", to, || rename_noreplace(to, from))? {
+                let back = || vec![Effect::Rename(to.clone(), from.clone())];
+                if p.committed
+                    && self.undo("rename back", to, back, || rename_noreplace(to, from))?
+                {
                     attention.push(self.attention(
                         from,
                         format!(
@@ -162,9 +183,10 @@ impl Run<'_> {
         &self,
         what: &'static str,
         path: &Path,
+        effects: impl FnOnce() -> Vec<Effect>,
         f: impl FnOnce() -> io::Result<()>,
     ) -> Result<bool, Crashed> {
-        match self.step(what, path, f) {
+        match self.step(what, path, effects, f) {
             Ok(()) => Ok(false),
             Err(Stop::Crash(k)) => Err(Crashed(k)),
             Err(_) => Ok(true),
@@ -172,7 +194,10 @@ impl Run<'_> {
     }
 
     fn remove_artifact(&mut self, path: &Path) -> Result<(), Crashed> {
-        if self.undo("remove the temporary file", path, || fs::remove_file(path))? {
+        let unlink = || vec![Effect::Unlink(path.to_path_buf())];
+        if self.undo("remove the temporary file", path, unlink, || {
+            fs::remove_file(path)
+        })? {
             self.leftovers.push(path.to_path_buf());
         }
         Ok(())

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::artifacts::{STAGE_SLOT, artifact_path};
 use super::journal::Stop;
 use super::{Run, parent_of};
+use crate::changeset::fault::Effect;
 use crate::workspace::TEMP_MARKER;
 
 /// A directory that does not exist yet, built under a temporary name beside where it goes
@@ -66,9 +67,12 @@ impl Run<'_> {
                     self.token,
                     STAGE_SLOT + self.stages.len() as u32,
                 );
-                self.step("create a staging directory for", &top, || {
-                    fs::create_dir(&dir)
-                })?;
+                self.step(
+                    "create a staging directory for",
+                    &top,
+                    || vec![Effect::Link(dir.clone())],
+                    || fs::create_dir(&dir),
+                )?;
                 self.stages.push(Stage {
                     top,
                     dir,
@@ -84,7 +88,12 @@ impl Run<'_> {
                 continue;
             }
             let inside = self.stages[s].locate(&sub);
-            self.step("create the directory", &sub, || fs::create_dir(&inside))?;
+            self.step(
+                "create the directory",
+                &sub,
+                || vec![Effect::Link(inside.clone())],
+                || fs::create_dir(&inside),
+            )?;
             self.stages[s].subdirs.push(sub);
         }
         Ok(self.locate(i, &parent_of(target)))
