@@ -84,7 +84,13 @@ impl Run<'_> {
         self.step(
             "copy to a backup",
             target,
-            || vec![Effect::Link(b.clone()), Effect::Write(b.clone())],
+            || {
+                vec![
+                    Effect::Link(b.clone()),
+                    Effect::Write(b.clone()),
+                    Effect::Sync(b.clone()),
+                ]
+            },
             || copy_backup(target, &b),
         )?;
         Ok(b)
@@ -146,7 +152,10 @@ fn copy_backup(target: &Path, path: &Path) -> io::Result<()> {
     let mut out = create_new(path)?;
     let result = File::open(target).and_then(|mut src| {
         io::copy(&mut src, &mut out)?;
-        out.set_permissions(src.metadata()?.permissions())
+        out.set_permissions(src.metadata()?.permissions())?;
+        // A rollback after a power loss may restore from it: its bytes must be on disk (a
+        // hard-linked backup shares the original's, which are).
+        out.sync_all()
     });
     if result.is_err() {
         let _ = fs::remove_file(path);
