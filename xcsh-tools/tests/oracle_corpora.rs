@@ -19,14 +19,14 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use xcsh_tools::engine::{self, CompiledOps, Control, EditRequest, Lang, Op, Scope};
 use xcsh_tools::workspace::Workspace;
 
 mod common;
-use common::oracle::{apply_plan, ast_grep, first_difference, repo_root, snapshot};
+use common::oracle::{apply_plan, ast_grep, first_difference, repo_root, run_ast_grep, snapshot};
 
 /// ast-grep 0.51.1's file extensions per language (`ast-grep-language`'s `extensions()`),
 /// kept here rather than asked of the engine, so that a difference in which files the two
@@ -131,16 +131,9 @@ fn write_tree(files: &BTreeMap<PathBuf, Vec<u8>>) -> tempfile::TempDir {
 }
 
 fn run_cli(ast_grep: &Path, lang: &str, pat: &str, out: &str, dir: &Path) {
-    let output = Command::new(ast_grep)
-        .args(["run", "-p", pat, "-r", out, "-l", lang, "--update-all", "."])
-        .current_dir(dir)
-        .output()
-        .expect("run ast-grep");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        !stderr.contains("Error") && !stderr.contains("error:"),
-        "ast-grep failed on `{pat}`: {stderr}"
-    );
+    let args = ["run", "-p", pat, "-r", out, "-l", lang, "--update-all"];
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    run_ast_grep(ast_grep, dir, &args);
 }
 
 /// Runs every `(pattern, rewrite)` of `cases` on `lang`'s corpus through both, and fails
