@@ -162,8 +162,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
                 scope = scope.with_glob(glob);
             }
             let unmatched: Vec<usize> = (0..patterns.len()).collect();
-            let deadline =
-                Instant::now() + (started.elapsed() * 3 / 4).max(engine::NEAR_MISS_FLOOR);
+            let deadline = engine::near_miss_deadline(started.elapsed());
             let within = Within {
                 scope: &scope,
                 lang,

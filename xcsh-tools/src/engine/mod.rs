@@ -55,7 +55,8 @@ pub use cache::{CacheStats, DEFAULT_CACHE_BYTES, ParseCache, RACY_WINDOW, TREE_B
 pub use error::EngineError;
 pub use lang::Lang;
 pub use near_miss::{
-    MAX_NEAR_MISSES, NEAR_MISS_FLOOR, NearMiss, Within, near_misses, with_near_misses,
+    MAX_NEAR_MISSES, NEAR_MISS_FLOOR, NearMiss, Within, near_miss_deadline, near_misses,
+    with_near_misses,
 };
 pub use pattern::{CompiledOps, Op, pattern_shape};
 pub use rewrite::{

@@ -396,12 +396,15 @@ impl Shared<'_> {
                 let Some(text) = self.read_text(path, &display) else {
                     return false;
                 };
-                let fingerprint = Fingerprint::of(text.as_bytes());
-                let root = match (self.cache, &stat) {
-                    (Some(cache), Some(stat)) => cache.same_content(path, lang, stat, fingerprint),
-                    _ => None,
-                };
-                (text, root, Some((read_at, fingerprint)))
+                // Hashed only to compare with, or to keep in, a cache: not on the cold path.
+                match (self.cache, &stat) {
+                    (Some(cache), Some(stat)) => {
+                        let fingerprint = Fingerprint::of(text.as_bytes());
+                        let root = cache.same_content(path, lang, stat, fingerprint);
+                        (text, root, Some((read_at, fingerprint)))
+                    }
+                    _ => (text, None, None),
+                }
             }
         };
         let may_match: Vec<usize> = (0..lang_ops.ops.len())
@@ -539,6 +542,8 @@ pub(crate) fn walk(
 ) -> Result<WalkReport, EngineError> {
     let ws = scope.workspace;
     let (target, filters) = resolve(scope)?;
+    // A cache that keeps nothing is no cache: no `stat` or hash per file for it.
+    let cache = cache.filter(|c| c.budget() > 0);
     if let Some(cache) = cache {
         cache.begin_call();
     }

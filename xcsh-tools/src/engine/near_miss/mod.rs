@@ -259,11 +259,17 @@ pub fn with_near_misses<T>(
     if patterns.is_empty() || !found_nothing(&result) {
         return Ok((result, Vec::new()));
     }
-    // Three quarters of the search's time: the files in hand when it runs out still finish.
-    let deadline = Instant::now() + (started.elapsed() * 3 / 4).max(NEAR_MISS_FLOOR);
+    let deadline = near_miss_deadline(started.elapsed());
     let unmatched: Vec<usize> = (0..patterns.len()).collect();
     let misses = near_misses(within, patterns, &unmatched, deadline, control);
     Ok((result, misses))
+}
+
+/// When a near-miss pass that starts now should stop, after a search that took
+/// `search_took`: three quarters of that (the files in hand when it runs out still finish),
+/// at least [`NEAR_MISS_FLOOR`], so the answer costs at most about twice the search.
+pub fn near_miss_deadline(search_took: Duration) -> Instant {
+    Instant::now() + (search_took * 3 / 4).max(NEAR_MISS_FLOOR)
 }
 
 /// The least time the near-miss pass gets, however fast the search was.
