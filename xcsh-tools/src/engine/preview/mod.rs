@@ -7,14 +7,14 @@
 //! says so instead, as apply will refuse it. Everything else comes from the plan alone, in
 //! path order, so the same plan over the same files always renders the same way.
 
-use std::fmt::Write as _;
+mod hunks;
 
-use serde::Serialize;
-use similar::TextDiff;
+use std::fmt::Write as _;
 
 use super::pattern::shorten;
 use super::{EditPlan, EditTotals, FileEdit, LimitReport, Skipped};
 use crate::changeset::StaleFile;
+use serde::Serialize;
 
 /// The unified diff of one file (`a/` and `b/` headers, 3 lines of context), from its
 /// original read again now; if the file is no longer what the plan read, the headers and a
@@ -72,17 +72,22 @@ pub fn unified_diff(file: &FileEdit) -> String {
 /// ```
 pub fn try_unified_diff(file: &FileEdit) -> Result<String, StaleFile> {
     let original = file.read_original()?;
-    let new = file.splice_into(&original);
-    let diff = TextDiff::from_lines(original.as_str(), new.as_str());
-    Ok(diff
-        .unified_diff()
-        .context_radius(3)
-        .header(
-            &format!("a/{}", file.display),
-            &format!("b/{}", file.display),
-        )
-        .to_string())
+    let mut hunks = String::new();
+    let splices = file
+        .replacements
+        .iter()
+        .map(|r| (r.range.clone(), file.after(r)));
+    hunks::write_hunks(&mut hunks, &original, splices, CONTEXT_LINES);
+    if hunks.is_empty() {
+        return Ok(hunks);
+    }
+    let mut out = headers(file);
+    out.push_str(&hunks);
+    Ok(out)
 }
+
+/// Lines of context around each change, as `diff -u` shows.
+const CONTEXT_LINES: usize = 3;
 
 /// The `---`/`+++` lines a diff of `file` starts with.
 fn headers(file: &FileEdit) -> String {
