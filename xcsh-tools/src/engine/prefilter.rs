@@ -22,7 +22,12 @@
 //! boundary: tree-sitter lexes identifiers (and keywords, through the grammar's `word` token)
 //! greedily, so such a token is never followed by `[A-Za-z0-9_]`. In Rust, Go, JavaScript and
 //! TypeScript it must also start at one (no such token directly follows a letter or `_` in a
-//! syntactically valid file); Python is exempt because `0xfor x` is valid Python.
+//! syntactically valid file); Python is exempt because `0xfor x` is valid Python, and so are
+//! the other languages whose identifiers are lexed that way (Java, Kotlin, C, C++, C#, Swift,
+//! Scala, Lua, Ruby), where nobody has checked every number literal's suffixes. An HTML tag
+//! name both starts and ends at one: the grammar's scanner reads it right after `<` or `</`,
+//! for as long as letters and digits follow, so `tt` in `<tt>` is selective although `tt`
+//! occurs inside words in nearly every page.
 //!
 //! In Rust, Go and Python an occurrence that is surely inside a line comment does not count:
 //! the line holds a comment marker (`//`, `#`) before it, with no quote character anywhere
@@ -32,8 +37,8 @@
 //! closes before the occurrence; when in doubt the occurrence counts. (JavaScript and
 //! TypeScript are left out: `//` can be part of a regular-expression literal.)
 //!
-//! Those rules rest on how the six original grammars lex (Rust, Go, Python, JavaScript,
-//! TypeScript, TSX). Every other language gets only what holds in any grammar ([`Rules`]):
+//! Those rules rest on how the grammars named above lex. Every other language gets only what
+//! holds in any grammar ([`Rules`]):
 //! a named leaf's exact text, occurrences anywhere (no word boundaries, no comment rule), and
 //! no keywords at all, since some grammars match keywords case-insensitively (PHP's
 //! `FUNCTION`, CSS's `AND`, HTML's `<!DOCTYPE`) and a keyword's kind is then not its text.
@@ -131,9 +136,12 @@ fn collect(node: &PatternNode, lang: Lang, ts: &TSLanguage, out: &mut Vec<Litera
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Rules {
     /// Rust, Go, JavaScript, TypeScript, TSX: keywords, both word boundaries.
-    CLike,
-    /// Python: keywords, and the word boundary at the end only.
-    Python,
+    BothBoundaries,
+    /// Python and the languages lexed like it (case-sensitive keywords, greedy
+    /// `[A-Za-z_][A-Za-z0-9_]*`-style identifiers): keywords, the word boundary at the end only.
+    WordEnd,
+    /// HTML: tag names start and end at a word boundary; other named leaves as below.
+    Html,
     /// Everything else: only the exact text of named leaves, found anywhere.
     NamedTextOnly,
 }
@@ -141,8 +149,20 @@ enum Rules {
 impl Rules {
     fn of(lang: Lang) -> Self {
         match lang {
-            Lang::Rust | Lang::Go | Lang::JavaScript | Lang::TypeScript | Lang::Tsx => Rules::CLike,
-            Lang::Python => Rules::Python,
+            Lang::Rust | Lang::Go | Lang::JavaScript | Lang::TypeScript | Lang::Tsx => {
+                Rules::BothBoundaries
+            }
+            Lang::Python
+            | Lang::Java
+            | Lang::Kotlin
+            | Lang::C
+            | Lang::Cpp
+            | Lang::CSharp
+            | Lang::Swift
+            | Lang::Scala
+            | Lang::Lua
+            | Lang::Ruby => Rules::WordEnd,
+            Lang::Html => Rules::Html,
             _ => Rules::NamedTextOnly,
         }
     }
@@ -152,7 +172,16 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
     if text.is_empty() {
         return None;
     }
-    if Rules::of(lang) == Rules::NamedTextOnly {
+    let rules = Rules::of(lang);
+    if rules == Rules::Html && is_named && kind == "tag_name" && is_ascii_word(text) {
+        return Some(Literal {
+            text: text.to_owned(),
+            word_start: true,
+            word_end: true,
+            anywhere: true,
+        });
+    }
+    if matches!(rules, Rules::NamedTextOnly | Rules::Html) {
         // A named leaf matches only a node with the same text, in any grammar.
         return is_named.then(|| Literal {
             text: text.to_owned(),
@@ -163,7 +192,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
     }
     let wordlike = is_ascii_word(text);
     // Python allows a number glued to a keyword (`0xfor x`, `1if c else 2`).
-    let word_start_holds = Rules::of(lang) == Rules::CLike;
+    let word_start_holds = rules == Rules::BothBoundaries;
     if is_named {
         let identifier = wordlike && kind.ends_with("identifier");
         return Some(Literal {
@@ -474,6 +503,37 @@ mod tests {
         let f = filter("color: $C;", Lang::Css);
         assert!(f.may_match(b"a{color:red}"));
         assert!(f.may_match(b"/* x */ a { color: red }"));
+    }
+
+    #[cfg(all(feature = "lang-java", feature = "lang-ruby", feature = "lang-cpp"))]
+    #[test]
+    fn identifiers_and_keywords_end_at_a_word_boundary_in_languages_lexed_like_python() {
+        assert_eq!(
+            lits("System.out.println($A)", Lang::Java),
+            [
+                ("println".to_owned(), false, true),
+                ("System".to_owned(), false, true),
+                ("out".to_owned(), false, true),
+            ]
+        );
+        let f = filter("fetch($A)", Lang::Ruby);
+        assert!(f.may_match(b"x = fetch(:a)"));
+        assert!(f.may_match(b"x = prefetch(1) + fetch(2)"));
+        assert!(!f.may_match(b"x = fetched(:a) + fetcher(:b)"));
+        let f = filter("return $A;", Lang::Cpp);
+        assert!(f.may_match(b"int f() { return 1; }"));
+        assert!(!f.may_match(b"int f() { returns = 1; }"));
+    }
+
+    #[cfg(feature = "lang-html")]
+    #[test]
+    fn html_tag_names_are_whole_words() {
+        let f = filter("<tt>$$$C</tt>", Lang::Html);
+        assert!(f.may_match(b"<p>a <tt>b</tt></p>"));
+        assert!(!f.may_match(b"<a href=\"https://x\">attr</a>"));
+        // Attribute values and text are named leaves too, found anywhere, as before.
+        let f = filter("<a href=\"x\">$$$C</a>", Lang::Html);
+        assert!(f.may_match(b"<a href=\"x\">y</a>"));
     }
 
     #[cfg(feature = "lang-bash")]
