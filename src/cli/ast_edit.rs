@@ -146,7 +146,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         })?
     };
 
-    let mut stdout = anstream::stdout().lock();
+    // Buffered: a preview can run to a hundred thousand lines, and the standard output
+    // writes each line on its own (a system call per line, a tenth of a large preview's time).
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, anstream::stdout().lock());
     let write_failed = |e: std::io::Error| Failure(format!("cannot write to stdout: {e}"));
     if plan.totals.replacements == 0 {
         writeln!(stdout, "{}", render_preview(&plan, 0)).map_err(write_failed)?;
@@ -181,6 +183,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         if let Some(note) = render_near_misses(&misses, &fields) {
             writeln!(stdout, "\n{note}").map_err(write_failed)?;
         }
+        stdout.flush().map_err(write_failed)?;
         return Ok(ExitCode::SUCCESS);
     }
     if args.interactive {
@@ -188,6 +191,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         return reviewed(ws, plan);
     }
     show(&mut stdout, &plan).map_err(write_failed)?;
+    // Before the question is asked, and with its error reported (dropping would hide it).
+    stdout.flush().map_err(write_failed)?;
     drop(stdout);
 
     let what = summary(plan.totals.replacements, plan.files.len());
