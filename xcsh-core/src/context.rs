@@ -135,13 +135,14 @@ impl fmt::Debug for Extensions {
 /// assert_eq!(store.len(), 1);
 /// assert_eq!(ctx.reminders().drain().len(), 1);
 /// ```
-#[derive(Clone)]
 pub struct ToolContext {
     // Crate-visible so a session builds one per call from shared parts, with no allocation.
     pub(crate) call_id: CallId,
     pub(crate) session_id: Arc<str>,
     pub(crate) workspace_root: Arc<Path>,
-    pub(crate) cancellation: CancellationToken,
+    /// The caller's token, or one made when the tool first asks: most calls come without a
+    /// token and never ask, and making (or sharing) one costs a lock per call.
+    pub(crate) cancellation: OnceLock<CancellationToken>,
     pub(crate) progress: Option<ProgressSink>,
     pub(crate) pending: Option<Arc<PendingActionStore>>,
     pub(crate) reminders: Arc<Reminders>,
@@ -181,7 +182,7 @@ impl ToolContext {
             workspace_root: Arc::from(
                 std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             ),
-            cancellation: CancellationToken::new(),
+            cancellation: OnceLock::new(),
             progress: None,
             pending: None,
             reminders: Arc::default(),
@@ -214,7 +215,7 @@ impl ToolContext {
     /// Sets the cancellation token.
     #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = token;
+        self.cancellation = OnceLock::from(token);
         self
     }
 
@@ -264,12 +265,14 @@ impl ToolContext {
     /// The call's cancellation token. Long-running tools should check it (or select on
     /// [`CancellationToken::cancelled`]) and stop promptly.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancellation
+        self.cancellation.get_or_init(CancellationToken::new)
     }
 
     /// Whether the call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancellation.is_cancelled()
+        self.cancellation
+            .get()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// Reports progress, if anyone listens.
@@ -325,13 +328,30 @@ impl ToolContext {
     }
 }
 
+impl Clone for ToolContext {
+    /// A clone shares the call's cancellation token: cancelling either cancels both.
+    fn clone(&self) -> Self {
+        ToolContext {
+            call_id: self.call_id.clone(),
+            session_id: Arc::clone(&self.session_id),
+            workspace_root: Arc::clone(&self.workspace_root),
+            cancellation: OnceLock::from(self.cancellation().clone()),
+            progress: self.progress.clone(),
+            pending: self.pending.clone(),
+            reminders: Arc::clone(&self.reminders),
+            extensions: Arc::clone(&self.extensions),
+            approval: self.approval.clone(),
+        }
+    }
+}
+
 impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
             .field("call_id", &self.call_id.as_str())
             .field("session_id", &self.session_id)
             .field("workspace_root", &self.workspace_root)
-            .field("cancelled", &self.cancellation.is_cancelled())
+            .field("cancelled", &self.is_cancelled())
             .field("has_pending_store", &self.pending.is_some())
             .finish_non_exhaustive()
     }

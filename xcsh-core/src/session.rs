@@ -62,7 +62,6 @@ pub struct Session {
     registry: Arc<Registry>,
     store: Arc<PendingActionStore>,
     reminders: Arc<Reminders>,
-    uncancelled: CancellationToken,
     /// The registry's approval settings, or this session's own approver
     /// ([`with_approver`](Self::with_approver)).
     approval: Option<Arc<ApprovalConfig>>,
@@ -97,7 +96,6 @@ impl Session {
             registry,
             store: Arc::new(store),
             reminders: Arc::default(),
-            uncancelled: CancellationToken::new(),
         }
     }
 
@@ -304,11 +302,12 @@ impl Session {
             call_id,
             session_id: Arc::clone(&self.id),
             workspace_root: Arc::clone(&self.registry.workspace_root),
-            // A session's own token is never cancelled: calls without one share it.
+            // Without a caller's token, one is made only if the tool asks for it.
             cancellation: options
                 .cancellation
                 .clone()
-                .unwrap_or_else(|| self.uncancelled.clone()),
+                .map(OnceLock::from)
+                .unwrap_or_default(),
             progress: options.progress,
             pending: Some(Arc::clone(&self.store)),
             reminders: Arc::clone(&self.reminders),

@@ -368,6 +368,21 @@ async fn suites_register_their_tools() {
     assert_eq!(s.tool_names(), ["echo", "rename", "resolve"]);
 }
 
+#[test]
+fn a_context_and_its_clones_share_one_cancellation_token() {
+    // Made when first asked for, but one token for the call and every clone of its context.
+    let ctx = ToolContext::new();
+    let clone = ctx.clone();
+    assert!(!ctx.is_cancelled() && !clone.is_cancelled());
+    clone.cancellation().cancel();
+    assert!(ctx.is_cancelled() && ctx.cancellation().is_cancelled());
+
+    let token = CancellationToken::new();
+    let given = ToolContext::new().with_cancellation(token.clone());
+    token.cancel();
+    assert!(given.is_cancelled() && given.clone().is_cancelled());
+}
+
 #[tokio::test]
 async fn a_context_without_a_store_refuses_pushes_with_the_exact_message() {
     let ctx = ToolContext::new();
