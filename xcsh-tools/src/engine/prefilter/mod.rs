@@ -47,6 +47,9 @@
 //! token that tree-sitter invents while recovering from a syntax error; a file without the
 //! keyword anywhere that still matches through one is the only thing this filter may skip.
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use ast_grep_core::Pattern;
 use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::meta_var::MetaVariable;
@@ -54,6 +57,9 @@ use ast_grep_core::tree_sitter::{LanguageExt, TSLanguage};
 use memchr::memmem;
 
 use super::Lang;
+use sequence::Then;
+
+mod sequence;
 
 /// Text that every match of a pattern contains.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,11 +71,14 @@ pub(crate) struct Literal {
     pub word_end: bool,
     /// Occurrences inside comments count too (no line-comment rule applies).
     pub anywhere: bool,
+    /// The literal every match holds right after this one, with only what the matcher
+    /// skips in between ([`sequence`]): an occurrence counts only when that one follows.
+    pub then: Option<String>,
 }
 
 /// The literals a match of `pattern` in `lang` needs, rarest-looking (longest) first.
 pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
-    let mut out = leaf_literals(pattern, lang);
+    let mut out = Collector::new(lang, true).run(&pattern.node);
     // The CLI skips every file whose text does not contain the pattern's `fixed_string()` (its
     // longest leaf text, punctuation included), so requiring it too can only skip files the
     // CLI skips; it makes punctuation-only patterns such as `$A + $B` selective.
@@ -80,6 +89,7 @@ pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
             word_start: false,
             word_end: false,
             anywhere: true,
+            then: None,
         });
     }
     out.sort_by_key(|lit| std::cmp::Reverse(lit.text.len()));
@@ -91,44 +101,88 @@ pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
 /// a YAML rule needs, where the CLI's `fixed_string()` shortcut does not apply (`ast-grep
 /// scan` parses every file of the rule's language).
 pub(crate) fn leaf_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
-    let ts = lang.support_lang().get_ts_language();
-    let mut out = Vec::new();
-    collect(&pattern.node, lang, &ts, &mut out);
-    out
+    Collector::new(lang, false).run(&pattern.node)
 }
 
-fn collect(node: &PatternNode, lang: Lang, ts: &TSLanguage, out: &mut Vec<Literal>) {
-    match node {
-        PatternNode::MetaVar { .. } => {}
-        PatternNode::Terminal {
-            text,
-            is_named,
-            kind_id,
-        } => {
-            let kind = ts.node_kind_for_id(*kind_id).unwrap_or_default();
-            if let Some(lit) = terminal_literal(text, *is_named, kind, lang) {
-                out.push(lit);
-            }
+/// Walks a pattern's leaves in source order, collecting their literals and, when `link`,
+/// which word-like literal directly follows which ([`sequence`]).
+struct Collector {
+    lang: Lang,
+    ts: TSLanguage,
+    out: Vec<Literal>,
+    link: bool,
+    /// The last word-like literal, if nothing but punctuation has come since.
+    last_word: Option<usize>,
+}
+
+impl Collector {
+    fn new(lang: Lang, link: bool) -> Self {
+        let rules = Rules::of(lang);
+        Collector {
+            lang,
+            ts: lang.support_lang().get_ts_language(),
+            out: Vec::new(),
+            // Only where keywords are literals and words are lexed greedily (see above).
+            link: link && matches!(rules, Rules::BothBoundaries | Rules::WordEnd),
+            last_word: None,
         }
-        PatternNode::Internal { children, .. } => {
-            // After `$$$`, ast-grep skips the anonymous tokens that follow before matching
-            // the next significant node, so they are not required.
-            let mut after_ellipsis = false;
-            for child in children {
-                match child {
-                    PatternNode::MetaVar {
-                        meta_var: MetaVariable::Multiple | MetaVariable::MultiCapture(_),
-                    } => after_ellipsis = true,
-                    PatternNode::Terminal {
-                        is_named: false, ..
-                    } if after_ellipsis => {}
-                    _ => {
-                        after_ellipsis = false;
-                        collect(child, lang, ts, out);
+    }
+
+    fn run(mut self, node: &PatternNode) -> Vec<Literal> {
+        self.visit(node);
+        self.out
+    }
+
+    fn visit(&mut self, node: &PatternNode) {
+        match node {
+            PatternNode::MetaVar { .. } => self.last_word = None,
+            PatternNode::Terminal {
+                text,
+                is_named,
+                kind_id,
+            } => {
+                let kind = self.ts.node_kind_for_id(*kind_id).unwrap_or_default();
+                match terminal_literal(text, *is_named, kind, self.lang) {
+                    Some(lit) => self.push(lit),
+                    // Punctuation is stepped over in the gap; anything else ends a sequence.
+                    None if *is_named || (is_ascii_word(text) && kind != text.as_str()) => {
+                        self.last_word = None;
+                    }
+                    None => {}
+                }
+            }
+            PatternNode::Internal { children, .. } => {
+                // After `$$$`, ast-grep skips the anonymous tokens that follow before matching
+                // the next significant node, so they are not required.
+                let mut after_ellipsis = false;
+                for child in children {
+                    match child {
+                        PatternNode::MetaVar {
+                            meta_var: MetaVariable::Multiple | MetaVariable::MultiCapture(_),
+                        } => {
+                            after_ellipsis = true;
+                            self.last_word = None;
+                        }
+                        PatternNode::Terminal {
+                            is_named: false, ..
+                        } if after_ellipsis => {}
+                        _ => {
+                            after_ellipsis = false;
+                            self.visit(child);
+                        }
                     }
                 }
             }
         }
+    }
+
+    fn push(&mut self, lit: Literal) {
+        let word = self.link && lit.word_end && is_ascii_word(&lit.text);
+        if word && let Some(last) = self.last_word {
+            self.out[last].then = Some(lit.text.clone());
+        }
+        self.last_word = word.then_some(self.out.len());
+        self.out.push(lit);
     }
 }
 
@@ -179,6 +233,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             word_start: true,
             word_end: true,
             anywhere: true,
+            then: None,
         });
     }
     if matches!(rules, Rules::NamedTextOnly | Rules::Html) {
@@ -188,6 +243,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             word_start: false,
             word_end: false,
             anywhere: true,
+            then: None,
         });
     }
     let wordlike = is_ascii_word(text);
@@ -200,6 +256,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             word_start: identifier && word_start_holds,
             word_end: identifier,
             anywhere: false,
+            then: None,
         });
     }
     // Anonymous: only keywords (whose kind is their own text) are worth and safe to require.
@@ -208,6 +265,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
         word_start: word_start_holds,
         word_end: true,
         anywhere: false,
+        then: None,
     })
 }
 
@@ -260,20 +318,37 @@ impl LineComment {
     }
 }
 
+/// A grammar's anonymous words, read from it when a sequence first needs them.
+struct AnonymousWords {
+    lang: Lang,
+    words: Option<Arc<HashSet<Box<str>>>>,
+}
+
+impl AnonymousWords {
+    fn get(&mut self) -> Arc<HashSet<Box<str>>> {
+        let lang = self.lang;
+        Arc::clone(self.words.get_or_insert_with(|| {
+            sequence::anonymous_words(&lang.support_lang().get_ts_language())
+        }))
+    }
+}
+
 struct Finder {
     finder: memmem::Finder<'static>,
     word_start: bool,
     word_end: bool,
     comment: Option<LineComment>,
+    then: Option<Then>,
 }
 
 impl Finder {
-    fn new(lit: &Literal, comment: Option<LineComment>) -> Self {
+    fn new(lit: &Literal, comment: Option<LineComment>, words: &mut AnonymousWords) -> Self {
         Self {
             finder: memmem::Finder::new(lit.text.as_bytes()).into_owned(),
             word_start: lit.word_start,
             word_end: lit.word_end,
             comment: if lit.anywhere { None } else { comment },
+            then: lit.then.as_deref().map(|next| Then::new(next, words.get())),
         }
     }
 
@@ -294,6 +369,7 @@ impl Finder {
                 && !self
                     .comment
                     .is_some_and(|c| c.surely_covers(haystack, start))
+                && self.then.as_ref().is_none_or(|t| t.follows(haystack, end))
         })
     }
 
@@ -332,10 +408,15 @@ impl Prefilter {
     /// `literals[i]` are the literals of the i-th op of `lang`.
     pub fn new(lang: Lang, literals: Vec<Vec<Literal>>) -> Self {
         let comment = LineComment::of(lang);
+        let mut words = AnonymousWords { lang, words: None };
         Self {
             alternatives: literals
                 .iter()
-                .map(|lits| lits.iter().map(|l| Finder::new(l, comment)).collect())
+                .map(|lits| {
+                    lits.iter()
+                        .map(|l| Finder::new(l, comment, &mut words))
+                        .collect()
+                })
                 .collect(),
             any: false,
         }
@@ -543,6 +624,30 @@ mod tests {
         assert!(f.may_match(b"x=1;echo $x"));
         assert!(f.may_match(b"# comment\necho \"$x\"\n"));
         assert!(!f.may_match(b"printf '%s' x"));
+    }
+
+    #[test]
+    fn adjacent_words_must_occur_together() {
+        let f = filter("impl Default for $T { $$$BODY }", Lang::Rust);
+        assert!(f.may_match(b"impl !Default for Y {}"));
+        assert!(f.may_match(b"unsafe impl Default for W {}"));
+        assert!(f.may_match(b"impl /* c */ Default for Z {}"));
+        // Both words, never together (a named node in between cannot be skipped).
+        assert!(!f.may_match(b"impl<T> Default for X<T> {}\nimpl Display for Y {}"));
+        let f = filter("Self::new($$$A)", Lang::Rust);
+        assert!(f.may_match(b"fn f() -> Self { Self :: new(1) }"));
+        assert!(!f.may_match(b"fn new() -> Self { Self { x: 1 } }"));
+        // A metavariable between two words: no sequence.
+        let f = filter("let $X = Vec::new()", Lang::Rust);
+        assert!(f.may_match(b"let v: Vec<u8> = Vec::new();"));
+        assert!(f.may_match(b"let v = Vec::new();"));
+    }
+
+    #[cfg(feature = "lang-php")]
+    #[test]
+    fn no_sequences_where_keywords_are_not_literals() {
+        let pattern = Pattern::try_new("Foo::bar($A)", Lang::Php.support_lang()).unwrap();
+        assert!(required_literals(&pattern, Lang::Php).iter().all(|l| l.then.is_none()));
     }
 
     #[test]
