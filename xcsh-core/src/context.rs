@@ -263,7 +263,8 @@ impl ToolContext {
     }
 
     /// The call's cancellation token. Long-running tools should check it (or select on
-    /// [`CancellationToken::cancelled`]) and stop promptly.
+    /// [`CancellationToken::cancelled`]) and stop promptly. When the caller gave none, it is
+    /// made on first use, and the context's clones share it.
     pub fn cancellation(&self) -> &CancellationToken {
         self.cancellation.get_or_init(CancellationToken::new)
     }
