@@ -12,6 +12,7 @@ package's directory for it, copied once into WORK/trees/LANG.
 Usage (bench/run.sh calls it): corpora_bench.py --xcsh BIN --ast-grep BIN --work DIR
     --runs N --out FILE.json [--corpora DIR] [--only LANG,...] [--smoke]
     [--plan-stats BIN]   (xcsh-plan-stats built with xcsh-tools/all-languages: files parsed)
+    [--all-cases]        (every case of oracle_corpora.rs instead of each language's first)
 
 Exit status: 0 when every pattern gave identical trees, 1 when one did not (named), 2 on a
 usage or tool error (a corpus not fetched: run scripts/fetch-corpora.sh).
@@ -20,8 +21,10 @@ usage or tool error (a corpus not fetched: run scripts/fetch-corpora.sh).
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -56,6 +59,25 @@ PATTERNS = [
 ]
 
 SMOKE_LANGS = ("java", "yaml")
+
+ORACLE = os.path.join(REPO, "xcsh-tools", "tests", "oracle_corpora.rs")
+
+
+def oracle_cases() -> list[tuple[str, str, str]]:
+    """Every (language, pattern, rewrite) of oracle_corpora.rs, read from its
+    `check("LANG", &[("PAT", "REWRITE"), ...])` calls (plain Rust string literals), so the
+    test stays the one list of cases."""
+    with open(ORACLE) as f:
+        src = f.read()
+    cases = []
+    for call in re.finditer(r'check\(\s*"(\w+)",\s*&\[(.*?)\]\s*,?\s*\);', src, re.S):
+        body = re.sub(r"//[^\n]*", "", call.group(2))
+        texts = [codecs.decode(t, "unicode_escape")
+                 for t in re.findall(r'"((?:[^"\\]|\\.)*)"', body)]
+        cases += [(call.group(1), pat, out) for pat, out in zip(texts[0::2], texts[1::2])]
+    if not cases or cases[0] != PATTERNS[0]:
+        raise SystemExit(f"corpora_bench.py: cannot read the cases of {ORACLE}")
+    return cases
 
 XCSH_OK = (0, 1)  # 0 applied or nothing to do, 1 preview only
 CLI_OK = (0, 1)   # 1: nothing matched
@@ -172,6 +194,8 @@ def main() -> int:
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--only", help="comma-separated languages")
     p.add_argument("--plan-stats")
+    p.add_argument("--all-cases", action="store_true",
+                   help="every case of oracle_corpora.rs, not only each language's first")
     args = p.parse_args()
     for name in ("corpora", "work", "xcsh", "ast_grep", "manifest", "plan_stats"):
         value = getattr(args, name)
@@ -181,12 +205,13 @@ def main() -> int:
     with open(args.manifest) as f:
         manifest = json.load(f)["packages"]
 
-    chosen = PATTERNS
+    cases = oracle_cases() if args.all_cases else PATTERNS
+    chosen = cases
     if args.smoke:
-        chosen = [x for x in PATTERNS if x[0] in SMOKE_LANGS]
+        chosen = [x for x in cases if x[0] in SMOKE_LANGS]
     if args.only:
         wanted = args.only.split(",")
-        chosen = [x for x in PATTERNS if x[0] in wanted]
+        chosen = [x for x in cases if x[0] in wanted]
 
     results, mismatches = [], []
     for lang, pat, out in chosen:
@@ -240,7 +265,7 @@ def main() -> int:
            "patterns": results}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
-    log(f"median speedup over {len(results)} languages {summary['median_speedup_wall']:.2f}x; "
+    log(f"median speedup over {len(results)} patterns {summary['median_speedup_wall']:.2f}x; "
         f"worst {worst['lang']} {worst['speedup_wall']:.2f}x")
     for lang, pat, eq in mismatches:
         log(f"ERROR: `{pat}` ({lang}): xcsh and ast-grep produce different trees; first "
