@@ -647,7 +647,11 @@ mod tests {
     #[test]
     fn no_sequences_where_keywords_are_not_literals() {
         let pattern = Pattern::try_new("Foo::bar($A)", Lang::Php.support_lang()).unwrap();
-        assert!(required_literals(&pattern, Lang::Php).iter().all(|l| l.then.is_none()));
+        assert!(
+            required_literals(&pattern, Lang::Php)
+                .iter()
+                .all(|l| l.then.is_none())
+        );
     }
 
     #[test]
