@@ -23,8 +23,9 @@
 //! greedily, so such a token is never followed by `[A-Za-z0-9_]`. In Rust, Go, JavaScript and
 //! TypeScript it must also start at one (no such token directly follows a letter or `_` in a
 //! syntactically valid file); Python is exempt because `0xfor x` is valid Python, and so are
-//! the other languages whose identifiers are lexed that way (Java, Kotlin, C, C++, C#, Swift,
-//! Scala, Lua, Ruby), where nobody has checked every number literal's suffixes. An HTML tag
+//! the other languages whose identifiers are lexed that way and whose grammars have a `word`
+//! token (Java, Kotlin, C, C++, C#, Scala, Lua, Ruby), where nobody has checked every number
+//! literal's suffixes. (Swift's grammar has no `word` token: `x isInt` is `x is Int`.) An HTML tag
 //! name both starts and ends at one: the grammar's scanner reads it right after `<` or `</`,
 //! for as long as letters and digits follow, so `tt` in `<tt>` is selective although `tt`
 //! occurs inside words in nearly every page.
@@ -43,9 +44,11 @@
 //! no keywords at all, since some grammars match keywords case-insensitively (PHP's
 //! `FUNCTION`, CSS's `AND`, HTML's `<!DOCTYPE`) and a keyword's kind is then not its text.
 //!
-//! The one way ast-grep matches a keyword that is not in the text is a zero-width MISSING
-//! token that tree-sitter invents while recovering from a syntax error; a file without the
-//! keyword anywhere that still matches through one is the only thing this filter may skip.
+//! Syntax errors are where the filter may skip a file the matcher would change: ast-grep
+//! matches a keyword that is not in the text through a zero-width MISSING token that
+//! tree-sitter invents while recovering, and steps over an ERROR node (an extra) wherever it
+//! stands, so `impl Default bogus for X {}` matches `impl Default for $T {}` although the two
+//! words are not side by side ([`sequence`]).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -122,8 +125,12 @@ impl Collector {
             lang,
             ts: lang.support_lang().get_ts_language(),
             out: Vec::new(),
-            // Only where keywords are literals and words are lexed greedily (see above).
-            link: link && matches!(rules, Rules::BothBoundaries | Rules::WordEnd),
+            // Only where keywords are literals, words are lexed greedily, and every extra
+            // (comment, preprocessor line, line continuation) starts with a character the gap
+            // reader stops at. Ruby's heredoc bodies are extras too, words and all.
+            link: link
+                && matches!(rules, Rules::BothBoundaries | Rules::WordEnd)
+                && lang != Lang::Ruby,
             last_word: None,
         }
     }
@@ -172,6 +179,10 @@ impl Collector {
                         }
                     }
                 }
+                // The matcher lets a node have more children after the pattern's last one,
+                // named ones too (`Some(v) if ok =>` matches `Some(v) =>`): no sequence runs
+                // past the end of a node.
+                self.last_word = None;
             }
         }
     }
@@ -212,7 +223,6 @@ impl Rules {
             | Lang::C
             | Lang::Cpp
             | Lang::CSharp
-            | Lang::Swift
             | Lang::Scala
             | Lang::Lua
             | Lang::Ruby => Rules::WordEnd,
@@ -641,6 +651,24 @@ mod tests {
         let f = filter("let $X = Vec::new()", Lang::Rust);
         assert!(f.may_match(b"let v: Vec<u8> = Vec::new();"));
         assert!(f.may_match(b"let v = Vec::new();"));
+    }
+
+    #[test]
+    fn no_sequence_runs_past_the_end_of_a_node() {
+        // The match arm's pattern may be followed by a guard the pattern does not have.
+        let f = filter("match x { Some(v) => v, None => 0 }", Lang::Rust);
+        assert!(f.may_match(b"match x { Some(v) if ok => v, None => 0 }"));
+    }
+
+    #[cfg(all(feature = "lang-ruby", feature = "lang-swift"))]
+    #[test]
+    fn no_word_rules_where_the_grammar_breaks_them() {
+        // A heredoc body is an extra the matcher steps over.
+        let f = filter("foo.bar", Lang::Ruby);
+        assert!(f.may_match(b"x(<<~EOS, foo.\n  some words\nEOS\n  bar)"));
+        // Swift has no `word` token: `isInt` lexes as `is Int`.
+        let f = filter("$X is Int", Lang::Swift);
+        assert!(f.may_match(b"let z = x isInt"));
     }
 
     #[cfg(feature = "lang-php")]

@@ -5,10 +5,12 @@
 //! source can only hold what ast-grep's matcher steps over (whitespace, comments, and the
 //! grammar's anonymous tokens: punctuation and keywords; `impl !Default for` matches
 //! `impl Default for`). A named node cannot stand between them, since smart matching skips
-//! only unnamed ones (`impl<T> Default for` does not match). So a file in which no
-//! occurrence of the first is followed, across such a gap, by the second holds no match,
-//! though it may hold both words: `Self` and `new` are in 977 of the 3,633 files of the Rust
-//! benchmark corpus, `Self::new` in 85.
+//! only unnamed ones (`impl<T> Default for` does not match) — except after a node's last
+//! child, where it lets the source have more, so a sequence never runs past the end of a
+//! pattern node. So a file in which no occurrence of the first is followed, across such a
+//! gap, by the second holds no match, though it may hold both words: `Self` and `new` are in
+//! 977 of the 3,633 files of the Rust benchmark corpus, `Self::new` in 85. (An ERROR node
+//! from a syntax error right between the two is the exception: see the module above.)
 //!
 //! The gap is read conservatively: a character that may open a comment, a string or a line
 //! continuation (`/ # - = \ " ' ``), or a byte outside ASCII, ends the check in favour of the

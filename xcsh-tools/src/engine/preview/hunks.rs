@@ -129,13 +129,22 @@ fn splice(original: &str, bytes: Range<usize>, splices: &[(Range<usize>, &str)])
     out
 }
 
-/// Lines as `similar` splits them: each ends after its `\n`, and a last one may have none.
-fn count_lines(text: &str) -> usize {
-    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
-    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
+/// Where each line of `text` ends, as `similar` splits lines: after a `\n`, a `\r\n`, or a
+/// `\r` on its own.
+fn line_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = text.as_bytes();
+    memchr::memchr2_iter(b'\n', b'\r', bytes)
+        .filter(move |&at| !(bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n')))
+        .map(|at| at + 1)
 }
 
-/// Where each line of a text starts.
+/// Lines as `similar` splits them; a last one may have no line end.
+fn count_lines(text: &str) -> usize {
+    let ended = line_ends(text).count();
+    ended + usize::from(!text.is_empty() && !text.ends_with(['\n', '\r']))
+}
+
+/// Where each line of a text starts (lines as [`line_ends`] ends them).
 struct LineIndex {
     starts: Vec<usize>,
     len: usize,
@@ -144,11 +153,7 @@ struct LineIndex {
 impl LineIndex {
     fn new(text: &str) -> Self {
         let mut starts = vec![0];
-        starts.extend(
-            memchr::memchr_iter(b'\n', text.as_bytes())
-                .map(|at| at + 1)
-                .filter(|&at| at < text.len()),
-        );
+        starts.extend(line_ends(text).filter(|&at| at < text.len()));
         LineIndex {
             starts,
             len: text.len(),
@@ -169,7 +174,7 @@ impl LineIndex {
         self.starts[line]
     }
 
-    /// Where `line` ends, after its `\n`.
+    /// Where `line` ends, after its line end.
     fn end(&self, line: usize) -> usize {
         self.starts.get(line + 1).copied().unwrap_or(self.len)
     }
@@ -226,6 +231,17 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_carriage_return_ends_a_line_as_for_similar() {
+        let original = "a\rb\n1\n2\r\n3\n4\n";
+        let at = original.find('4').unwrap();
+        let splices = [(at..at + 1, "X")];
+        assert_eq!(
+            by_region(original, &splices),
+            whole_file(original, &splices)
+        );
+    }
+
+    #[test]
     fn edits_of_empty_and_unterminated_files() {
         for (original, splices) in [
             ("", vec![(0..0, "new\n")]),
@@ -244,12 +260,17 @@ mod tests {
         /// Unambiguous lines (each distinct): the region diff is the whole-file diff exactly.
         #[test]
         fn matches_the_whole_file_diff(
-            lines in 0usize..60,
+            ends in proptest::collection::vec(prop_oneof![Just("\n"), Just("\r\n"), Just("\r")], 0..60),
             edits in proptest::collection::vec((0usize..60, 0usize..3, 0usize..3, any::<bool>()), 0..8),
         ) {
-            let original: String = (0..lines).map(|n| format!("line {n}\n")).collect();
+            let lines = ends.len();
+            let original: String =
+                ends.iter().enumerate().map(|(n, end)| format!("line {n}{end}")).collect();
+            // `line 1` is a prefix of `line 10`: find each line with the end it was given.
             let starts: Vec<usize> = (0..=lines)
-                .map(|n| original.find(&format!("line {n}\n")).unwrap_or(original.len()))
+                .map(|n| ends.get(n).map_or(original.len(), |end| {
+                    original.find(&format!("line {n}{end}")).unwrap()
+                }))
                 .collect();
             let mut splices: Vec<(Range<usize>, String)> = Vec::new();
             let mut taken = 0;
