@@ -29,6 +29,7 @@ mod suggest;
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -128,38 +129,51 @@ pub fn near_misses(
     let found: Mutex<Vec<NearMiss>> = Mutex::new(Vec::new());
     let seen: Mutex<HashSet<PathBuf>> = Mutex::new(HashSet::new());
     let lock = |m: &Mutex<Vec<NearMiss>>| m.lock().map(|v| v.len()).unwrap_or(0);
-    for (first_phase, ops) in [(true, &strict), (false, &relaxed)] {
-        if !first_phase && lock(&found) >= MAX_NEAR_MISSES {
-            break;
+    std::thread::scope(|threads| {
+        // The walk parses a file before `visit` can look at the clock: a timer stops it taking
+        // new files at the deadline, so the pass overruns it by the parses in flight only.
+        let (finished, done) = mpsc::channel::<()>();
+        let timer_stop = &stop;
+        threads.spawn(move || {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if let Err(RecvTimeoutError::Timeout) = done.recv_timeout(left) {
+                timer_stop.cancel();
+            }
+        });
+        for (first_phase, ops) in [(true, &strict), (false, &relaxed)] {
+            if !first_phase && lock(&found) >= MAX_NEAR_MISSES {
+                break;
+            }
+            let visit = |c: Candidate<'_>| {
+                if Instant::now() >= deadline || ctl.is_cancelled() {
+                    stop.cancel();
+                    return false;
+                }
+                let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+                if !seen.insert(c.path.clone()) && !first_phase {
+                    return false;
+                }
+                drop(seen);
+                let mut in_file = file_near_misses(&c, unmatched, deadline);
+                if in_file.is_empty() {
+                    return false;
+                }
+                in_file.sort_by_key(|m| m.distance);
+                in_file.truncate(MAX_NEAR_MISSES);
+                found
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(in_file);
+                true
+            };
+            // Stopped at the deadline, the walk reports `Cancelled`: what was found stands.
+            let _: Result<_, EngineError> = walk(scope, ops, walk_opts, cache, &own, &visit);
+            if stop.is_cancelled() || ctl.is_cancelled() {
+                break;
+            }
         }
-        let visit = |c: Candidate<'_>| {
-            if Instant::now() >= deadline || ctl.is_cancelled() {
-                stop.cancel();
-                return false;
-            }
-            let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
-            if !seen.insert(c.path.clone()) && !first_phase {
-                return false;
-            }
-            drop(seen);
-            let mut in_file = file_near_misses(&c, unmatched, deadline);
-            if in_file.is_empty() {
-                return false;
-            }
-            in_file.sort_by_key(|m| m.distance);
-            in_file.truncate(MAX_NEAR_MISSES);
-            found
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend(in_file);
-            true
-        };
-        // Stopped at the deadline, the walk reports `Cancelled`: what was found stands.
-        let _: Result<_, EngineError> = walk(scope, ops, walk_opts, cache, &own, &visit);
-        if stop.is_cancelled() || ctl.is_cancelled() {
-            break;
-        }
-    }
+        drop(finished);
+    });
     if ctl.is_cancelled() {
         return Vec::new();
     }
