@@ -211,15 +211,8 @@ impl FileEdit {
     /// the caller).
     pub(super) fn splice_into(&self, original: &str) -> String {
         let len = original.len() + self.inserted.len() - self.removed.len();
-        let mut out = String::with_capacity(len);
-        let mut at = 0;
-        for r in &self.replacements {
-            out.push_str(&original[at..r.range.start]);
-            out.push_str(self.after(r));
-            at = r.range.end;
-        }
-        out.push_str(&original[at..]);
-        out
+        let edits = self.replacements.iter().map(|r| (&r.range, self.after(r)));
+        spliced(original, 0..original.len(), edits, len)
     }
 
     /// Keeps only the first `n` replacements.
@@ -738,6 +731,25 @@ pub(crate) fn plan_compiled(
             .collect(),
         matches_per_op: collected.per_op,
     })
+}
+
+/// `original[bytes]` with `edits` (sorted, disjoint, all inside `bytes`) made, in a string
+/// of `capacity` bytes: the new contents of a file, or of a few of its lines for a diff.
+pub(super) fn spliced<'a>(
+    original: &str,
+    bytes: Range<usize>,
+    edits: impl IntoIterator<Item = (&'a Range<usize>, &'a str)>,
+    capacity: usize,
+) -> String {
+    let mut out = String::with_capacity(capacity);
+    let mut at = bytes.start;
+    for (range, text) in edits {
+        out.push_str(&original[at..range.start]);
+        out.push_str(text);
+        at = range.end;
+    }
+    out.push_str(&original[at..bytes.end]);
+    out
 }
 
 #[cfg(test)]

@@ -14,6 +14,8 @@ use std::ops::Range;
 
 use similar::{DiffOp, TextDiff, udiff::UnifiedHunkHeader};
 
+use crate::engine::rewrite::spliced;
+
 /// Appends the hunks of `original` → `original` with `splices` made (sorted, disjoint byte
 /// ranges and their new text), with `radius` lines of context. Nothing when no line changes.
 pub(super) fn write_hunks<'a>(
@@ -118,15 +120,13 @@ fn shift(op: DiffOp, (old, new): (usize, usize)) -> DiffOp {
 
 /// `original[bytes]` with the `splices` (all inside `bytes`) made.
 fn splice(original: &str, bytes: Range<usize>, splices: &[(Range<usize>, &str)]) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    let mut at = bytes.start;
-    for (range, text) in splices {
-        out.push_str(&original[at..range.start]);
-        out.push_str(text);
-        at = range.end;
-    }
-    out.push_str(&original[at..bytes.end]);
-    out
+    let capacity = bytes.len();
+    spliced(
+        original,
+        bytes,
+        splices.iter().map(|(r, t)| (r, *t)),
+        capacity,
+    )
 }
 
 /// Where each line of `text` ends, as `similar` splits lines: after a `\n`, a `\r\n`, or a
