@@ -119,6 +119,37 @@ fn the_original_permissions_come_back() {
 }
 
 #[test]
+fn a_deleted_file_comes_back_with_its_permissions() {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, ws) = fixture();
+        let script = dir.path().join("run.sh");
+        fs::write(&script, "echo 1\n").expect("write");
+        // Not what a new file gets by default under any usual umask.
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o751)).expect("chmod");
+        let mut cs = ChangeSet::new(ws.clone());
+        cs.delete("run.sh").expect("stage");
+        cs.apply().expect("apply");
+        assert!(!script.exists());
+        let undo = Undo::last(&ws).expect("undo").expect("record");
+        // The permissions are part of what an approval of the undo is bound to.
+        let digest = undo.change_set().effect_digest();
+        let mut plain = ChangeSet::new(ws.clone());
+        plain.create("run.sh", "echo 1\n").expect("stage");
+        assert_ne!(digest, plain.effect_digest());
+        // A durable pending stack keeps them too.
+        let json = serde_json::to_string(undo.change_set()).expect("keep");
+        let kept: ChangeSet = serde_json::from_str(&json).expect("restore");
+        assert_eq!(kept.effect_digest(), digest, "{json}");
+        undo.apply().expect("undo");
+        let meta = fs::metadata(&script).expect("meta");
+        assert_eq!(meta.permissions().mode() & 0o7777, 0o751);
+        assert_eq!(fs::read_to_string(&script).expect("read"), "echo 1\n");
+    }
+}
+
+#[test]
 fn undo_is_lifo_over_several_applies() {
     let (dir, ws) = fixture();
     let v0 = tree(dir.path());

@@ -63,7 +63,7 @@ impl ChangeSet {
                         },
                     }
                 }
-                Op::Create { file, content } => {
+                Op::Create { file, content, .. } => {
                     let path = self.ws.display(&file.entry.named);
                     let _ = writeln!(out, "diff --git a/{path} b/{path}\nnew file");
                     text_diff(&mut out, b"", content, "/dev/null", &format!("b/{path}"));

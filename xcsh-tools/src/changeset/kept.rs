@@ -38,6 +38,9 @@ enum KeptOp {
     Create {
         path: KeptEntry,
         content: KeptBytes,
+        /// Unix permission bits to give the file (see [`Op::Create`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<u32>,
     },
     Delete {
         path: KeptEntry,
@@ -146,9 +149,14 @@ impl Serialize for ChangeSet {
                         ),
                     },
                 },
-                Op::Create { file, content } => KeptOp::Create {
+                Op::Create {
+                    file,
+                    content,
+                    perms,
+                } => KeptOp::Create {
                     path: absent(file),
                     content: KeptBytes::of(content),
+                    mode: perms.as_ref().and_then(mode_of),
                 },
                 Op::Delete { file } => KeptOp::Delete {
                     path: tracked(file),
@@ -247,9 +255,14 @@ impl ChangeSet {
                 };
                 Op::Modify { file, content }
             }
-            KeptOp::Create { path, content } => Op::Create {
+            KeptOp::Create {
+                path,
+                content,
+                mode,
+            } => Op::Create {
                 file: absent(&path)?,
                 content: Arc::new(content.bytes().ok_or("bad hex content")?),
+                perms: mode.and_then(perms_of),
             },
             KeptOp::Delete { path, expect } => Op::Delete {
                 file: tracked(&path, &expect)?,
@@ -259,5 +272,33 @@ impl ChangeSet {
                 to: absent(&to)?,
             },
         })
+    }
+}
+
+/// The permission bits of `perms` where they can be kept (Unix).
+pub(crate) fn mode_of(perms: &std::fs::Permissions) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        Some(perms.mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = perms;
+        None
+    }
+}
+
+/// Permissions from bits [`mode_of`] kept; `None` where there are none to give (not Unix).
+fn perms_of(mode: u32) -> Option<std::fs::Permissions> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        Some(std::fs::Permissions::from_mode(mode & 0o7777))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = mode;
+        None
     }
 }

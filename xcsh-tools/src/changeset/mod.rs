@@ -162,10 +162,24 @@ pub(crate) struct Absent {
 
 #[derive(Clone)]
 pub(crate) enum Op {
-    Modify { file: Tracked, content: NewContent },
-    Create { file: Absent, content: Content },
-    Delete { file: Tracked },
-    Rename { from: Tracked, to: Absent },
+    Modify {
+        file: Tracked,
+        content: NewContent,
+    },
+    /// `perms`: the permissions to give the new file (an undo recreating a deleted file);
+    /// `None` leaves the process's defaults.
+    Create {
+        file: Absent,
+        content: Content,
+        perms: Option<std::fs::Permissions>,
+    },
+    Delete {
+        file: Tracked,
+    },
+    Rename {
+        from: Tracked,
+        to: Absent,
+    },
 }
 
 impl Op {
@@ -392,9 +406,24 @@ impl ChangeSet {
         path: impl AsRef<Path>,
         content: impl Into<Vec<u8>>,
     ) -> Result<&mut Self, ChangeSetError> {
-        let file = self.absent("create", path.as_ref(), "use modify to change it")?;
-        let content = Arc::new(content.into());
-        self.push(Op::Create { file, content })
+        self.create_with(path.as_ref(), content.into(), None)
+    }
+
+    /// [`create`](Self::create) giving the new file `perms`: an undo recreates a deleted
+    /// file as it was, executable bit included.
+    pub(crate) fn create_with(
+        &mut self,
+        path: &Path,
+        content: Vec<u8>,
+        perms: Option<std::fs::Permissions>,
+    ) -> Result<&mut Self, ChangeSetError> {
+        let file = self.absent("create", path, "use modify to change it")?;
+        let content = Arc::new(content);
+        self.push(Op::Create {
+            file,
+            content,
+            perms,
+        })
     }
 
     /// Deletes an existing regular file; its fingerprint is recorded now. Symbolic links are
@@ -553,9 +582,20 @@ impl ChangeSet {
                     "op": "modify", "path": path(&file.entry.target),
                     "expect": fp(&file.expect), "new": content(c),
                 }),
-                Op::Create { file, content: c } => serde_json::json!({
-                    "op": "create", "path": path(&file.entry.named), "new": sha256_hex(c),
-                }),
+                Op::Create {
+                    file,
+                    content: c,
+                    perms,
+                } => {
+                    let mut op = serde_json::json!({
+                        "op": "create", "path": path(&file.entry.named), "new": sha256_hex(c),
+                    });
+                    // Only when set, so that the digests of plain creates stay as they were.
+                    if let Some(mode) = perms.as_ref().and_then(kept::mode_of) {
+                        op["mode"] = mode.into();
+                    }
+                    op
+                }
                 Op::Delete { file } => serde_json::json!({
                     "op": "delete", "path": path(&file.entry.named), "expect": fp(&file.expect),
                 }),

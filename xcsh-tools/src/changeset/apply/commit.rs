@@ -50,9 +50,13 @@ impl Run<'_> {
                         }
                     }
                 }
-                Op::Create { file, content } => {
+                Op::Create {
+                    file,
+                    content,
+                    perms,
+                } => {
                     let dir = self.prepare_parent(i, &file.entry.named)?;
-                    self.write_temp(i, &file.entry.named, &dir, content, None)?;
+                    self.write_temp(i, &file.entry.named, &dir, content, perms.clone())?;
                 }
                 Op::Rename { to, .. } => {
                     self.prepare_parent(i, &to.entry.named)?;

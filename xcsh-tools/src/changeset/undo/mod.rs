@@ -351,7 +351,14 @@ impl Undo {
                 }
                 UOp::Delete { target, was, blob } => {
                     let bytes = original(*blob, fp(was)?)?;
-                    changes.create(path(target)?, bytes).map_err(stage)?;
+                    // The kept original is the deleted file itself (a hard link to its
+                    // backup), so its permissions are the ones the file had.
+                    let perms = std::fs::metadata(slot.blob_path(*blob))
+                        .ok()
+                        .map(|m| m.permissions());
+                    changes
+                        .create_with(&path(target)?, bytes, perms)
+                        .map_err(stage)?;
                 }
                 UOp::Rename { from, to, .. } => {
                     changes.rename(path(to)?, path(from)?).map_err(stage)?;
