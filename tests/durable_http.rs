@@ -533,3 +533,54 @@ async fn a_corrupt_stack_is_named_by_every_call_of_its_session_and_left_alone() 
     assert_eq!(std::fs::read(&stack).expect("the stack"), b"garbage");
     assert_eq!(read(root.path(), "a.rs"), OLD_A);
 }
+
+/// Sets the last change of every file of session `id` in `state` to `days` days ago.
+fn age(state: &Path, id: &str, days: u64) {
+    let then = std::time::SystemTime::now() - Duration::from_secs(days * 86_400);
+    for kind in ["session", "stack", "lock"] {
+        let path = state.join(format!("{id}.{kind}"));
+        if let Ok(file) = std::fs::File::options().append(true).open(&path) {
+            file.set_modified(then).expect("set mtime");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_unused_past_the_expiry_are_forgotten_unless_something_is_pending() {
+    let root = workspace();
+    let state = tempfile::tempdir().expect("state dir");
+    let server = Server::start(root.path(), state.path(), "127.0.0.1:0");
+    let mut pending = Client::connect(&server.addr).await;
+    pending.call("ast_edit", edit("a")).await;
+    let idle = Client::connect(&server.addr).await;
+    let mut recent = Client::connect(&server.addr).await;
+    let addr = server.kill();
+    age(state.path(), &pending.session, 40);
+    age(state.path(), &idle.session, 40);
+    age(state.path(), &recent.session, 29);
+
+    let kept: Vec<String> = state_files(state.path())
+        .into_iter()
+        .filter(|n| !n.starts_with(&idle.session))
+        .collect();
+    assert_eq!(kept.len(), 6, "{kept:?}");
+
+    // The sweep runs as the restarted server starts serving: the idle session's files go.
+    let restarted = Server::start(root.path(), state.path(), &addr);
+    wait_for_files(state.path(), &kept).await;
+    // Its id is now unknown: the client is told to start again.
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let answer = send(&restarted.addr, "POST", Some(&idle.session), Some(&list)).await;
+    assert_eq!(answer.status, 404, "{}", answer.text);
+    // A session within the expiry is served again.
+    recent.reconnect(&restarted.addr);
+    assert_eq!(
+        content_text(&recent.resolve("apply").await),
+        NOTHING_PENDING
+    );
+    // One with a preview is kept however old, and its preview applies.
+    pending.reconnect(&restarted.addr);
+    let applied = pending.resolve("apply").await;
+    assert_eq!(content_text(&applied), "Applied 1 replacement in 1 file.");
+    assert_eq!(read(root.path(), "a.rs").as_bytes(), NEW_A.as_bytes());
+}

@@ -34,6 +34,12 @@ pub(crate) struct Args {
     /// nothing.
     #[arg(long, value_name = "DIR")]
     state: Option<PathBuf>,
+    /// With --http --state: when the server starts, forget the MCP sessions unused for more
+    /// than this many days whose stacks hold nothing (their ids then get 404, and the client
+    /// starts a new session). A session with pending previews is never forgotten. 0 keeps
+    /// every session.
+    #[arg(long, value_name = "DAYS", default_value_t = 30, requires = "state")]
+    session_expiry_days: u64,
 }
 
 /// The key of the stack `serve` and `session` keep under `--state`: one conversation per
@@ -56,7 +62,10 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         );
     }
     if let Some(addr) = args.http {
-        return serve_http(McpServer::new(registry), addr, &root, args.state.as_deref());
+        let expiry = (args.session_expiry_days > 0)
+            .then(|| std::time::Duration::from_secs(args.session_expiry_days * 86_400));
+        let server = McpServer::new(registry).with_session_expiry(expiry);
+        return serve_http(server, addr, &root, args.state.as_deref());
     }
     if std::io::stdin().is_terminal() {
         eprintln!(

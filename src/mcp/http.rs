@@ -87,8 +87,10 @@ impl McpServer {
     /// `404 Not Found` (an id that is not lowercase letters, digits and `-`: `400 Bad Request`), and no
     /// file is created for it. A session's stack files go when it ends with nothing pending;
     /// a DELETE removes its record too (a stack that still holds previews then stays, unused,
-    /// for a person to look at). Requests that negotiate 2026-07-28 per request have no
-    /// session and keep nothing.
+    /// for a person to look at). When the server starts, the records of sessions unused for
+    /// longer than [`with_session_expiry`](Self::with_session_expiry) (30 days by default)
+    /// whose stacks hold nothing are removed. Requests that negotiate 2026-07-28 per request
+    /// have no session and keep nothing.
     ///
     /// ```no_run
     /// # async fn run() -> std::io::Result<()> {
@@ -120,6 +122,20 @@ impl McpServer {
             )
         })?;
         let records = Arc::new(SessionRecords::new(state_dir.to_path_buf()));
+        if let Some(max_idle) = self.session_expiry {
+            // Before any session exists, so none of the records looked at is in use here.
+            let sweep = Arc::clone(&records);
+            let expired = tokio::task::spawn_blocking(move || sweep.expire(max_idle))
+                .await
+                .map_err(io::Error::other)??;
+            if expired > 0 {
+                tracing::info!(
+                    expired,
+                    "removed the records of MCP sessions unused for longer than {} day(s) with nothing pending",
+                    max_idle.as_secs() / 86_400
+                );
+            }
+        }
         let template = Arc::new(self);
         let mut config =
             StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());

@@ -20,7 +20,9 @@
 //!   files are removed if the stack is empty. A DELETE also removes the record; a stack that
 //!   still holds previews then stays in `DIR/<id>.stack` for a person to look at (logged as a
 //!   warning), and no session can reach it again. Without a DELETE the record stays, and the
-//!   id can be restored later.
+//!   id can be restored later, until it expires: when the server starts, records unused
+//!   for longer than [`McpServer::with_session_expiry`] (30 days by default) go with their
+//!   stacks, unless a stack still holds previews ([`SessionRecords::expire`]).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -169,6 +171,49 @@ impl SessionRecords {
             )));
         }
         Ok(Some(record.initialize))
+    }
+
+    /// Removes the records of sessions last used (their record's or stack's last change)
+    /// longer than `max_idle` ago whose stacks hold nothing, with those stacks; returns how
+    /// many. Run before any session exists: a stack in use is left alone anyway.
+    pub(crate) fn expire(&self, max_idle: Duration) -> io::Result<usize> {
+        let now = std::time::SystemTime::now();
+        let changed = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let mut expired = 0;
+        for entry in std::fs::read_dir(&self.dir)? {
+            let path = entry?.path();
+            let Some(id) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".session"))
+                .filter(|id| valid_session_id(id))
+            else {
+                continue;
+            };
+            let last_use = [path.clone(), self.dir.join(format!("{id}.stack"))]
+                .iter()
+                .filter_map(|p| changed(p))
+                .max();
+            let idle = last_use.and_then(|t| now.duration_since(t).ok());
+            if idle.is_none_or(|idle| idle <= max_idle) {
+                continue;
+            }
+            match forget_if_empty(&self.dir, id) {
+                Ok(KeptStack::Removed | KeptStack::Absent) => match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => expired += 1,
+                },
+                Ok(KeptStack::Pending(count)) => tracing::info!(
+                    "MCP session {id} is unused for longer than the expiry but holds {count} pending action(s): kept"
+                ),
+                // In use (not at start-up), or anything a later version can say: kept.
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "the stack of expired MCP session {id} could not be looked at; its record is kept")
+                }
+            }
+        }
+        Ok(expired)
     }
 
     /// Forgets `id` (its DELETE): the record goes, and the stack with it when it is empty.

@@ -108,7 +108,15 @@ pub struct McpServer {
     forwarder: Mutex<Option<AbortHandle>>,
     /// The client, once it has spoken: whom the session's elicitation approver asks.
     client: Arc<OnceLock<rmcp::Peer<RoleServer>>>,
+    /// How long an HTTP session's record outlives its last use when nothing is pending
+    /// ([`with_session_expiry`](Self::with_session_expiry)).
+    session_expiry: Option<std::time::Duration>,
 }
+
+/// How long, by default, a `--state` HTTP session that holds nothing pending can be restored
+/// after its last use: 30 days.
+pub const DEFAULT_SESSION_EXPIRY: std::time::Duration =
+    std::time::Duration::from_secs(30 * 24 * 60 * 60);
 
 impl McpServer {
     /// A server over `registry`'s tools, with a new session (an empty pending stack).
@@ -156,7 +164,28 @@ impl McpServer {
             stack_events: Mutex::new(Some(stack_events)),
             forwarder: Mutex::new(None),
             client,
+            session_expiry: Some(DEFAULT_SESSION_EXPIRY),
         }
+    }
+
+    /// How long [`serve_http_with_state`](Self::serve_http_with_state) keeps the record of
+    /// an MCP session after its last use (its record's or its stack's last change), when its
+    /// stack holds nothing: records older than that are removed when the server starts, and
+    /// their ids are answered 404 (the client starts a new session). A session whose stack
+    /// still holds previews is never expired. `None` keeps every record;
+    /// the default is [`DEFAULT_SESSION_EXPIRY`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use xcsh::mcp::McpServer;
+    /// let registry = xcsh::Session::builder().build_registry().unwrap();
+    /// let server = McpServer::new(registry).with_session_expiry(Some(Duration::from_secs(7 * 86_400)));
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_session_expiry(mut self, expiry: Option<std::time::Duration>) -> Self {
+        self.session_expiry = expiry;
+        self
     }
 
     /// Names the server in the handshake (`serverInfo`), e.g. after the crate serving it.
@@ -200,6 +229,7 @@ impl McpServer {
         let mut server = Self::with_session(session);
         server.identity = self.identity.clone();
         server.instructions = self.instructions.clone();
+        server.session_expiry = self.session_expiry;
         server
     }
 
