@@ -126,13 +126,16 @@ fn a_deleted_file_comes_back_with_its_permissions() {
         let (dir, ws) = fixture();
         let script = dir.path().join("run.sh");
         fs::write(&script, "echo 1\n").expect("write");
-        // Not what a new file gets by default under any usual umask.
-        fs::set_permissions(&script, fs::Permissions::from_mode(0o751)).expect("chmod");
+        // Not what a new file gets by default under any usual umask; and set-user-ID, which
+        // a file this process recreates must not get back.
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o4751)).expect("chmod");
         let mut cs = ChangeSet::new(ws.clone());
         cs.delete("run.sh").expect("stage");
         cs.apply().expect("apply");
         assert!(!script.exists());
         let undo = Undo::last(&ws).expect("undo").expect("record");
+        let diff = undo.change_set().diff();
+        assert!(diff.contains("new file\nnew file mode 100751\n"), "{diff}");
         // The permissions are part of what an approval of the undo is bound to.
         let digest = undo.change_set().effect_digest();
         let mut plain = ChangeSet::new(ws.clone());

@@ -63,9 +63,17 @@ impl ChangeSet {
                         },
                     }
                 }
-                Op::Create { file, content, .. } => {
+                Op::Create {
+                    file,
+                    content,
+                    perms,
+                } => {
                     let path = self.ws.display(&file.entry.named);
                     let _ = writeln!(out, "diff --git a/{path} b/{path}\nnew file");
+                    // The mode it is given (an undo's recreated file), as git shows one.
+                    if let Some(mode) = perms.as_ref().and_then(super::kept::mode_of) {
+                        let _ = writeln!(out, "new file mode {:06o}", 0o100_000 | mode);
+                    }
                     text_diff(&mut out, b"", content, "/dev/null", &format!("b/{path}"));
                 }
                 Op::Delete { file } => {

@@ -275,12 +275,16 @@ impl ChangeSet {
     }
 }
 
-/// The permission bits of `perms` where they can be kept (Unix).
+/// The permission bits a created file may be given: read, write, execute and sticky; never
+/// set-user-ID or set-group-ID (see [`ChangeSet::create_with`]).
+const CREATE_MODE_MASK: u32 = 0o1777;
+
+/// The permission bits of `perms` a created file may be given, where they can be kept (Unix).
 pub(crate) fn mode_of(perms: &std::fs::Permissions) -> Option<u32> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
-        Some(perms.mode() & 0o7777)
+        Some(perms.mode() & CREATE_MODE_MASK)
     }
     #[cfg(not(unix))]
     {
@@ -289,12 +293,13 @@ pub(crate) fn mode_of(perms: &std::fs::Permissions) -> Option<u32> {
     }
 }
 
-/// Permissions from bits [`mode_of`] kept; `None` where there are none to give (not Unix).
-fn perms_of(mode: u32) -> Option<std::fs::Permissions> {
+/// Permissions from bits [`mode_of`] kept (a kept file asking for more gets no more);
+/// `None` where there are none to give (not Unix).
+pub(crate) fn perms_of(mode: u32) -> Option<std::fs::Permissions> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
-        Some(std::fs::Permissions::from_mode(mode & 0o7777))
+        Some(std::fs::Permissions::from_mode(mode & CREATE_MODE_MASK))
     }
     #[cfg(not(unix))]
     {

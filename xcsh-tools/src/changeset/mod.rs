@@ -410,13 +410,18 @@ impl ChangeSet {
     }
 
     /// [`create`](Self::create) giving the new file `perms`: an undo recreates a deleted
-    /// file as it was, executable bit included.
+    /// file as it was, executable bit included — but never set-user-ID or set-group-ID,
+    /// since the file it writes is owned by this process, not by the deleted file's owner.
     pub(crate) fn create_with(
         &mut self,
         path: &Path,
         content: Vec<u8>,
         perms: Option<std::fs::Permissions>,
     ) -> Result<&mut Self, ChangeSetError> {
+        let perms = perms
+            .as_ref()
+            .and_then(kept::mode_of)
+            .and_then(kept::perms_of);
         let file = self.absent("create", path, "use modify to change it")?;
         let content = Arc::new(content);
         self.push(Op::Create {
