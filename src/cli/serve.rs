@@ -38,7 +38,13 @@ pub(crate) struct Args {
     /// than this many days whose stacks hold nothing (their ids then get 404, and the client
     /// starts a new session). A session with pending previews is never forgotten. 0 keeps
     /// every session.
-    #[arg(long, value_name = "DAYS", default_value_t = 30, requires = "state")]
+    #[arg(
+        long,
+        value_name = "DAYS",
+        default_value_t = 30,
+        requires = "state",
+        requires = "http"
+    )]
     session_expiry_days: u64,
 }
 
@@ -62,8 +68,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         );
     }
     if let Some(addr) = args.http {
-        let expiry = (args.session_expiry_days > 0)
-            .then(|| std::time::Duration::from_secs(args.session_expiry_days * 86_400));
+        let expiry = (args.session_expiry_days > 0).then(|| {
+            std::time::Duration::from_secs(args.session_expiry_days.saturating_mul(86_400))
+        });
         let server = McpServer::new(registry).with_session_expiry(expiry);
         return serve_http(server, addr, &root, args.state.as_deref());
     }

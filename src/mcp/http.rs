@@ -131,8 +131,8 @@ impl McpServer {
             if expired > 0 {
                 tracing::info!(
                     expired,
-                    "removed the records of MCP sessions unused for longer than {} day(s) with nothing pending",
-                    max_idle.as_secs() / 86_400
+                    "removed the records of MCP sessions unused for longer than {:.1} day(s) with nothing pending",
+                    max_idle.as_secs_f64() / 86_400.0
                 );
             }
         }

@@ -173,15 +173,51 @@ impl SessionRecords {
         Ok(Some(record.initialize))
     }
 
-    /// Removes the records of sessions last used (their record's or stack's last change)
-    /// longer than `max_idle` ago whose stacks hold nothing, with those stacks; returns how
-    /// many. Run before any session exists: a stack in use is left alone anyway.
+    /// Marks `id` as used now (its record's modification time), for [`expire`](Self::expire):
+    /// when its session starts, is restored, and ends.
+    fn touch(&self, id: &str) {
+        let Some(path) = self.path(id) else {
+            return;
+        };
+        let touched = std::fs::File::options()
+            .append(true)
+            .open(&path)
+            .and_then(|file| file.set_modified(std::time::SystemTime::now()));
+        if let Err(e) = touched {
+            tracing::debug!(error = %e, "the record of MCP session {id} could not be marked as used");
+        }
+    }
+
+    /// Removes the records of sessions last used (when they started, were restored or ended,
+    /// or their stack last changed) longer than `max_idle` ago whose stacks hold nothing, with
+    /// those stacks; returns how many. A record that cannot be looked at is logged and kept:
+    /// a bad entry never stops the server from starting.
     pub(crate) fn expire(&self, max_idle: Duration) -> io::Result<usize> {
         let now = std::time::SystemTime::now();
         let changed = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        // A record moved aside by an expiry that stopped half-way goes back first.
+        for entry in std::fs::read_dir(&self.dir)?.flatten() {
+            let aside = entry.path();
+            if let Some(record) = aside
+                .to_str()
+                .and_then(|p| p.strip_suffix(".expired"))
+                .filter(|p| p.ends_with(".session"))
+                .map(PathBuf::from)
+                && !record.exists()
+                && let Err(e) = std::fs::rename(&aside, &record)
+            {
+                tracing::warn!(error = %e, "`{}` could not be put back", aside.display());
+            }
+        }
         let mut expired = 0;
         for entry in std::fs::read_dir(&self.dir)? {
-            let path = entry?.path();
+            let path = match entry {
+                Ok(entry) => entry.path(),
+                Err(e) => {
+                    tracing::warn!(error = %e, "an entry of the state directory could not be read");
+                    continue;
+                }
+            };
             let Some(id) = path
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -198,22 +234,44 @@ impl SessionRecords {
             if idle.is_none_or(|idle| idle <= max_idle) {
                 continue;
             }
-            match forget_if_empty(&self.dir, id) {
-                Ok(KeptStack::Removed | KeptStack::Absent) => match std::fs::remove_file(&path) {
-                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-                    _ => expired += 1,
-                },
-                Ok(KeptStack::Pending(count)) => tracing::info!(
-                    "MCP session {id} is unused for longer than the expiry but holds {count} pending action(s): kept"
+            match self.expire_one(id, &path) {
+                Ok(true) => expired += 1,
+                Ok(false) => {}
+                Err(e) => tracing::warn!(
+                    error = %e,
+                    "MCP session {id} is past the expiry but could not be removed; it is kept"
                 ),
-                // In use (not at start-up), or anything a later version can say: kept.
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(error = %e, "the stack of expired MCP session {id} could not be looked at; its record is kept")
-                }
             }
         }
         Ok(expired)
+    }
+
+    /// Removes the record at `path` of idle session `id` and its stack, unless the stack
+    /// holds previews or is in use. The record is moved aside first, so that no server
+    /// sharing the directory can restore the session (and push onto its stack) between the
+    /// look at the stack and the removal; it is moved back when the session is kept.
+    fn expire_one(&self, id: &str, path: &Path) -> io::Result<bool> {
+        let aside = path.with_extension("session.expired");
+        std::fs::rename(path, &aside)?;
+        let put_back = || std::fs::rename(&aside, path);
+        match forget_if_empty(&self.dir, id) {
+            Ok(KeptStack::Removed | KeptStack::Absent) => {
+                std::fs::remove_file(&aside)?;
+                Ok(true)
+            }
+            Ok(KeptStack::Pending(count)) => {
+                tracing::info!(
+                    "MCP session {id} is past the expiry but holds {count} pending action(s): kept"
+                );
+                put_back().map(|()| false)
+            }
+            // In use by another server, or anything a later version can say: kept.
+            Ok(_) => put_back().map(|()| false),
+            Err(e) => {
+                put_back()?;
+                Err(io::Error::other(e.to_string()))
+            }
+        }
     }
 
     /// Forgets `id` (its DELETE): the record goes, and the stack with it when it is empty.
@@ -299,7 +357,9 @@ impl SessionManager for StateSessionManager {
                 .extensions()
                 .get::<SessionRestoreMarker>()
                 .is_some();
-            if !restoring {
+            if restoring {
+                self.records.touch(id);
+            } else {
                 // The record first: every stack in DIR belongs to a recorded id.
                 self.records.write(id, &initialize.params)?;
             }
@@ -445,6 +505,7 @@ impl Drop for HttpConnection {
         // The server holds the stack's lock; let it go before looking at the stack.
         drop(self.server.take());
         self.records.forget_stack(key);
+        self.records.touch(key);
     }
 }
 
