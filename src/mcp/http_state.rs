@@ -82,6 +82,10 @@ struct Record {
     initialize: InitializeRequestParams,
 }
 
+/// What a record is renamed to (`<id>.session.expired`) while [`SessionRecords::expire`]
+/// looks at its stack.
+const ASIDE_EXTENSION: &str = "session.expired";
+
 const RECORD_FORMAT: &str = "xcsh-http-session";
 const RECORD_VERSION: u32 = 1;
 
@@ -199,10 +203,10 @@ impl SessionRecords {
         for entry in std::fs::read_dir(&self.dir)?.flatten() {
             let aside = entry.path();
             if let Some(record) = aside
-                .to_str()
-                .and_then(|p| p.strip_suffix(".expired"))
-                .filter(|p| p.ends_with(".session"))
-                .map(PathBuf::from)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(&format!(".{ASIDE_EXTENSION}")))
+                .and_then(|id| self.path(id))
                 && !record.exists()
                 && let Err(e) = std::fs::rename(&aside, &record)
             {
@@ -251,7 +255,7 @@ impl SessionRecords {
     /// sharing the directory can restore the session (and push onto its stack) between the
     /// look at the stack and the removal; it is moved back when the session is kept.
     fn expire_one(&self, id: &str, path: &Path) -> io::Result<bool> {
-        let aside = path.with_extension("session.expired");
+        let aside = path.with_extension(ASIDE_EXTENSION);
         std::fs::rename(path, &aside)?;
         let put_back = || std::fs::rename(&aside, path);
         match forget_if_empty(&self.dir, id) {
