@@ -12,8 +12,9 @@
 //!   `$$$` list are skipped by the matcher, so they are not required.
 //! * A metavariable needs nothing.
 //! * The pattern's `fixed_string()` (its longest leaf text, punctuation included) must occur
-//!   anywhere in the file: the CLI itself skips files without it (after parsing them), so this
-//!   skips nothing the CLI would change, and it makes `$A + $B` or `$X?` selective.
+//!   in the file: the CLI itself skips files without it (after parsing them), so this skips
+//!   nothing the CLI would change, and it makes `$A + $B` or `$X?` selective. When the leaf is
+//!   compared by its text, the line-comment rule below applies to it too.
 //!
 //! Within a file, the occurrences of the first literal also tell which subtrees can hold a
 //! match at all ([`Anchors`]): a match covers one of them.
@@ -87,11 +88,15 @@ pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
     // CLI skips; it makes punctuation-only patterns such as `$A + $B` selective.
     let fixed = pattern.fixed_string();
     if !fixed.is_empty() && !out.iter().any(|lit| lit.text == fixed) {
+        let ts = lang.support_lang().get_ts_language();
         out.push(Literal {
+            // A token the matcher compares by its text must stand in the code, so an
+            // occurrence in a line comment does not count; one compared by a kind that is
+            // not its text (a case-insensitive keyword) may match other text: anywhere.
+            anywhere: !is_compared_by_text(&pattern.node, &fixed, &ts),
             text: fixed.into_owned(),
             word_start: false,
             word_end: false,
-            anywhere: true,
             then: None,
         });
     }
@@ -277,6 +282,22 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
         anywhere: false,
         then: None,
     })
+}
+
+/// Whether every leaf of the pattern with this text matches only a token with the same text:
+/// a named leaf (compared by text), or an anonymous one whose kind is its text.
+fn is_compared_by_text(node: &PatternNode, text: &str, ts: &TSLanguage) -> bool {
+    match node {
+        PatternNode::MetaVar { .. } => true,
+        PatternNode::Terminal {
+            text: leaf,
+            is_named,
+            kind_id,
+        } => leaf != text || *is_named || ts.node_kind_for_id(*kind_id) == Some(leaf.as_str()),
+        PatternNode::Internal { children, .. } => children
+            .iter()
+            .all(|child| is_compared_by_text(child, text, ts)),
+    }
 }
 
 fn is_ascii_word(text: &str) -> bool {
@@ -563,6 +584,21 @@ mod tests {
         let js = filter("foo($A)", Lang::JavaScript);
         assert!(js.may_match(b"const r = /[//]/; foo(1);\n"));
         assert!(js.may_match(b"// foo(1)\n"));
+    }
+
+    #[test]
+    fn punctuation_found_only_in_line_comments_does_not_count() {
+        let plus = filter("$A + $B", Lang::Rust);
+        assert!(!plus.may_match(b"// a + b\nfn f() {} // c + d\n"));
+        assert!(plus.may_match(b"// note\nlet x = a + b;\n"));
+        assert!(plus.may_match(b"let s = \"//\"; let x = a + b;\n"));
+        // Python's `#` comments too.
+        let py = filter("$A ** $B", Lang::Python);
+        assert!(!py.may_match(b"# a ** b\n"));
+        assert!(py.may_match(b"x = a ** b  # squared\n"));
+        // Without a line-comment rule (JavaScript) an occurrence anywhere counts.
+        let js = filter("$A + $B", Lang::JavaScript);
+        assert!(js.may_match(b"// a + b\n"));
     }
 
     #[cfg(feature = "lang-php")]
