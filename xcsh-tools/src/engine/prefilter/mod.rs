@@ -14,7 +14,9 @@
 //! * The pattern's `fixed_string()` (its longest leaf text, punctuation included) must occur
 //!   in the file: the CLI itself skips files without it (after parsing them), so this skips
 //!   nothing the CLI would change, and it makes `$A + $B` or `$X?` selective. When the leaf is
-//!   compared by its text, the line-comment rule below applies to it too.
+//!   compared by its text, the line-comment rule below applies to it too; and in Rust an
+//!   operator glued to a following `=` does not count, since that is a compound assignment
+//!   (`+=`).
 //!
 //! Within a file, the occurrences of the first literal also tell which subtrees can hold a
 //! match at all ([`Anchors`]): a match covers one of them.
@@ -78,6 +80,9 @@ pub(crate) struct Literal {
     /// The literal every match holds right after this one, with only what the matcher
     /// skips in between ([`sequence`]): an occurrence counts only when that one follows.
     pub then: Option<String>,
+    /// An occurrence directly followed by `=` does not count: it is part of a compound
+    /// assignment token (`+` in `+=`, see [`compound_assignment_prefix`]).
+    pub not_before_eq: bool,
 }
 
 /// The literals a match of `pattern` in `lang` needs, rarest-looking (longest) first.
@@ -94,6 +99,7 @@ pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
             // occurrence in a line comment does not count; one compared by a kind that is
             // not its text (a case-insensitive keyword) may match other text: anywhere.
             anywhere: !is_compared_by_text(&pattern.node, &fixed, &ts),
+            not_before_eq: compound_assignment_prefix(lang, &fixed),
             text: fixed.into_owned(),
             word_start: false,
             word_end: false,
@@ -249,6 +255,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             word_end: true,
             anywhere: true,
             then: None,
+            not_before_eq: false,
         });
     }
     if matches!(rules, Rules::NamedTextOnly | Rules::Html) {
@@ -259,6 +266,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             word_end: false,
             anywhere: true,
             then: None,
+            not_before_eq: false,
         });
     }
     let wordlike = is_ascii_word(text);
@@ -272,6 +280,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             word_end: identifier,
             anywhere: false,
             then: None,
+            not_before_eq: false,
         });
     }
     // Anonymous: only keywords (whose kind is their own text) are worth and safe to require.
@@ -281,6 +290,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
         word_end: true,
         anywhere: false,
         then: None,
+        not_before_eq: false,
     })
 }
 
@@ -298,6 +308,14 @@ fn is_compared_by_text(node: &PatternNode, text: &str, ts: &TSLanguage) -> bool 
             .iter()
             .all(|child| is_compared_by_text(child, text, ts)),
     }
+}
+
+/// Whether `text` is a Rust operator that, directly followed by `=`, is lexed as the compound
+/// assignment (`+` and `+=`): no expression, type or pattern starts with `=`, so in valid
+/// Rust such an occurrence is never the operator itself. (`<`, `>`, `!` and `=` are left out:
+/// `Vec<u8>= v` closes a generic list before an `=`.)
+fn compound_assignment_prefix(lang: Lang, text: &str) -> bool {
+    lang == Lang::Rust && matches!(text, "+" | "-" | "*" | "/" | "%" | "^" | "&" | "|")
 }
 
 fn is_ascii_word(text: &str) -> bool {
@@ -368,6 +386,7 @@ struct Finder {
     finder: memmem::Finder<'static>,
     word_start: bool,
     word_end: bool,
+    not_before_eq: bool,
     comment: Option<LineComment>,
     then: Option<Then>,
 }
@@ -378,6 +397,7 @@ impl Finder {
             finder: memmem::Finder::new(lit.text.as_bytes()).into_owned(),
             word_start: lit.word_start,
             word_end: lit.word_end,
+            not_before_eq: lit.not_before_eq,
             comment: if lit.anywhere { None } else { comment },
             then: lit.then.as_deref().map(|next| Then::new(next, words.get())),
         }
@@ -397,6 +417,7 @@ impl Finder {
                     .is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_'));
             start_ok
                 && end_ok
+                && !(self.not_before_eq && haystack.get(end) == Some(&b'='))
                 && !self
                     .comment
                     .is_some_and(|c| c.surely_covers(haystack, start))
@@ -599,6 +620,22 @@ mod tests {
         // Without a line-comment rule (JavaScript) an occurrence anywhere counts.
         let js = filter("$A + $B", Lang::JavaScript);
         assert!(js.may_match(b"// a + b\n"));
+    }
+
+    #[test]
+    fn a_rust_operator_glued_to_an_equals_sign_is_a_compound_assignment() {
+        let plus = filter("$A + $B", Lang::Rust);
+        assert!(!plus.may_match(b"x += 1; y +=2;\n"));
+        assert!(plus.may_match(b"x += 1; y = x +1;\n"));
+        assert!(plus.may_match(b"x + = 1"));
+        let and = filter("$A & $B", Lang::Rust);
+        assert!(!and.may_match(b"flags &= MASK;\n"));
+        // `>` may close a generic list right before an `=`: not judged.
+        let gt = filter("$A > $B", Lang::Rust);
+        assert!(gt.may_match(b"let v: Vec<u8>= Vec::new();\n"));
+        // Other languages: not judged.
+        let go = filter("$A + $B", Lang::Go);
+        assert!(go.may_match(b"x += 1\n"));
     }
 
     #[cfg(feature = "lang-php")]
