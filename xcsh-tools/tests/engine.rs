@@ -577,6 +577,33 @@ fn the_prefilter_never_rejects_a_file_ast_grep_matches() {
             ],
         ),
         (
+            Lang::Rust,
+            SupportLang::Rust,
+            "$A + $B",
+            &[
+                "fn f() { x += 1; }",
+                "fn f() { let y = a +b; }",
+                "fn f() { let y = a+\n'c'; }",
+                "fn f() { let y = a + 'b: { break 'b 1 }; }",
+                "fn f() { let y = a + /* c */ b; }",
+                "fn f() { let y = a + r#b; }",
+                "fn f() -> Option<u8> { Some(a + b?) }",
+                "fn f<T: A + ?Sized + 'a>() {} // a + b",
+                "fn f() { let s = \"//\"; let y = a + b; }",
+                "fn f() { let y = [1; N + 1]; }",
+            ],
+        ),
+        (
+            Lang::Rust,
+            SupportLang::Rust,
+            "$A - $B",
+            &[
+                "fn f() { x -= 1; }",
+                "fn f() { x - 'a'; }",
+                "fn f() -> u8 { x -1 }",
+            ],
+        ),
+        (
             Lang::Python,
             SupportLang::Python,
             "$A or $B",
@@ -636,6 +663,11 @@ fn the_prefilter_never_rejects_a_file_ast_grep_matches() {
     assert!(!ops.may_match(Lang::Rust, b"fn f() { a.unwrap_or(1); try_unwrap(); }"));
     let ops = CompiledOps::for_search(&["match $E { $$$A }".to_owned()], Some(Lang::Rust)).unwrap();
     assert!(!ops.may_match(Lang::Rust, b"fn f() { is_match(x); matches!(y, _); }"));
+    let ops = CompiledOps::for_search(&["$A + $B".to_owned()], Some(Lang::Rust)).unwrap();
+    assert!(!ops.may_match(
+        Lang::Rust,
+        b"fn f<T: A + ?Sized + 'a>() { x += 1; } // a + b"
+    ));
 }
 
 // ---------------------------------------------------------------------------------------

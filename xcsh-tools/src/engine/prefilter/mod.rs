@@ -80,9 +80,9 @@ pub(crate) struct Literal {
     /// The literal every match holds right after this one, with only what the matcher
     /// skips in between ([`sequence`]): an occurrence counts only when that one follows.
     pub then: Option<String>,
-    /// An occurrence directly followed by `=` does not count: it is part of a compound
-    /// assignment token (`+` in `+=`, see [`compound_assignment_prefix`]).
-    pub not_before_eq: bool,
+    /// The literal is a Rust operator: an occurrence counts only when what follows may
+    /// begin its operand ([`RustOperator`]).
+    pub operator: Option<RustOperator>,
 }
 
 /// The literals a match of `pattern` in `lang` needs, rarest-looking (longest) first.
@@ -99,7 +99,7 @@ pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
             // occurrence in a line comment does not count; one compared by a kind that is
             // not its text (a case-insensitive keyword) may match other text: anywhere.
             anywhere: !is_compared_by_text(&pattern.node, &fixed, &ts),
-            not_before_eq: compound_assignment_prefix(lang, &fixed),
+            operator: RustOperator::of(lang, &fixed),
             text: fixed.into_owned(),
             word_start: false,
             word_end: false,
@@ -255,7 +255,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             word_end: true,
             anywhere: true,
             then: None,
-            not_before_eq: false,
+            operator: None,
         });
     }
     if matches!(rules, Rules::NamedTextOnly | Rules::Html) {
@@ -266,7 +266,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             word_end: false,
             anywhere: true,
             then: None,
-            not_before_eq: false,
+            operator: None,
         });
     }
     let wordlike = is_ascii_word(text);
@@ -280,7 +280,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             word_end: identifier,
             anywhere: false,
             then: None,
-            not_before_eq: false,
+            operator: None,
         });
     }
     // Anonymous: only keywords (whose kind is their own text) are worth and safe to require.
@@ -290,7 +290,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
         word_end: true,
         anywhere: false,
         then: None,
-        not_before_eq: false,
+        operator: None,
     })
 }
 
@@ -310,12 +310,59 @@ fn is_compared_by_text(node: &PatternNode, text: &str, ts: &TSLanguage) -> bool 
     }
 }
 
-/// Whether `text` is a Rust operator that, directly followed by `=`, is lexed as the compound
-/// assignment (`+` and `+=`): no expression, type or pattern starts with `=`, so in valid
-/// Rust such an occurrence is never the operator itself. (`<`, `>`, `!` and `=` are left out:
-/// `Vec<u8>= v` closes a generic list before an `=`.)
-fn compound_assignment_prefix(lang: Lang, text: &str) -> bool {
-    lang == Lang::Rust && matches!(text, "+" | "-" | "*" | "/" | "%" | "^" | "&" | "|")
+/// A Rust operator token, whose operand cannot begin with some characters: an occurrence
+/// followed by one of them is another token or another use of the same characters.
+///
+/// * Directly followed by `=`, it is a compound assignment (`+` in `+=`): no expression, type
+///   or pattern begins with `=`. (`<`, `>`, `!` and `=` are not operators here: `Vec<u8>= v`
+///   closes a generic list right before an `=`.)
+/// * `+` followed by `?` or by a lifetime (`'a` that is neither a char literal `'a'` nor a
+///   label `'a:`) joins trait bounds (`T: Clone + ?Sized + 'a`): no expression begins with
+///   either.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RustOperator {
+    plus: bool,
+}
+
+impl RustOperator {
+    fn of(lang: Lang, text: &str) -> Option<Self> {
+        (lang == Lang::Rust && matches!(text, "+" | "-" | "*" | "/" | "%" | "^" | "&" | "|"))
+            .then_some(RustOperator { plus: text == "+" })
+    }
+
+    /// Whether an occurrence ending at `end` may be the operator.
+    fn may_be_operator(self, haystack: &[u8], end: usize) -> bool {
+        if haystack.get(end) == Some(&b'=') {
+            return false;
+        }
+        if !self.plus {
+            return true;
+        }
+        let rest = &haystack[end..];
+        let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+        match rest {
+            [b'?', ..] => false,
+            [b'\'', tail @ ..] => !is_bound_lifetime(tail),
+            _ => true,
+        }
+    }
+}
+
+/// Whether the text after a `'` is a lifetime's name that neither closes a char literal nor
+/// names a label. Anything unusual (a raw lifetime, a non-ASCII name) is not judged.
+fn is_bound_lifetime(tail: &[u8]) -> bool {
+    let name = tail
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+        .count();
+    if name == 0 || tail[0].is_ascii_digit() {
+        return false;
+    }
+    let after = &tail[name..];
+    let next = after.iter().find(|b| !b.is_ascii_whitespace());
+    !matches!(after.first(), Some(b'\'' | b'#'))
+        && !after.first().is_some_and(|b| !b.is_ascii())
+        && next != Some(&b':')
 }
 
 fn is_ascii_word(text: &str) -> bool {
@@ -386,7 +433,7 @@ struct Finder {
     finder: memmem::Finder<'static>,
     word_start: bool,
     word_end: bool,
-    not_before_eq: bool,
+    operator: Option<RustOperator>,
     comment: Option<LineComment>,
     then: Option<Then>,
 }
@@ -397,7 +444,7 @@ impl Finder {
             finder: memmem::Finder::new(lit.text.as_bytes()).into_owned(),
             word_start: lit.word_start,
             word_end: lit.word_end,
-            not_before_eq: lit.not_before_eq,
+            operator: lit.operator,
             comment: if lit.anywhere { None } else { comment },
             then: lit.then.as_deref().map(|next| Then::new(next, words.get())),
         }
@@ -417,7 +464,9 @@ impl Finder {
                     .is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_'));
             start_ok
                 && end_ok
-                && !(self.not_before_eq && haystack.get(end) == Some(&b'='))
+                && self
+                    .operator
+                    .is_none_or(|op| op.may_be_operator(haystack, end))
                 && !self
                     .comment
                     .is_some_and(|c| c.surely_covers(haystack, start))
@@ -636,6 +685,25 @@ mod tests {
         // Other languages: not judged.
         let go = filter("$A + $B", Lang::Go);
         assert!(go.may_match(b"x += 1\n"));
+    }
+
+    #[test]
+    fn a_rust_plus_before_a_question_mark_or_a_lifetime_joins_bounds() {
+        let plus = filter("$A + $B", Lang::Rust);
+        assert!(!plus.may_match(b"fn f<T: Clone + ?Sized + 'a>(x: Box<dyn A +'static>) {}\n"));
+        assert!(!plus.may_match(b"where T: Send +\n    'a,\n"));
+        // A char literal and a labelled block are expressions; a raw lifetime is not judged.
+        assert!(plus.may_match(b"let c = b + 'a';\n"));
+        assert!(plus.may_match(b"let x = 1 + 'a: { break 'a 2 };\n"));
+        assert!(plus.may_match(b"let x = 1 + 'a : { break 'a 2 };\n"));
+        assert!(plus.may_match(b"T: A + 'r#a"));
+        assert!(plus.may_match("x + 'é'".as_bytes()));
+        assert!(plus.may_match("x + 'aé".as_bytes()));
+        assert!(plus.may_match(b"x + '\\n'"));
+        assert!(plus.may_match(b"T: A + Send"));
+        // Only `+` joins bounds.
+        let minus = filter("$A - $B", Lang::Rust);
+        assert!(minus.may_match(b"x - 'a'"));
     }
 
     #[cfg(feature = "lang-php")]
