@@ -359,10 +359,10 @@ fn is_bound_lifetime(tail: &[u8]) -> bool {
         return false;
     }
     let after = &tail[name..];
-    let next = after.iter().find(|b| !b.is_ascii_whitespace());
-    !matches!(after.first(), Some(b'\'' | b'#'))
-        && !after.first().is_some_and(|b| !b.is_ascii())
-        && next != Some(&b':')
+    let ends_plainly = after
+        .first()
+        .is_none_or(|&b| b.is_ascii() && b != b'\'' && b != b'#');
+    ends_plainly && after.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b':')
 }
 
 fn is_ascii_word(text: &str) -> bool {
