@@ -596,6 +596,36 @@ fn the_prefilter_never_rejects_a_file_ast_grep_matches() {
         (
             Lang::Rust,
             SupportLang::Rust,
+            "impl<'a> Tr<'a> for $T { $$$B }",
+            &[
+                "impl<'a> Tr<'a> for X {}",
+                "impl<'a>Tr<'a>for X {}",
+                "impl<'a> Tr<'a> for X<'a> { fn f() -> char { 'a' } }",
+            ],
+        ),
+        (
+            Lang::Rust,
+            SupportLang::Rust,
+            "foo(\"bar\", $A)",
+            &[
+                "fn f() { foo(\"bar\", 1); }",
+                "fn f() { foo(\"bar\",\"baz\"); }",
+            ],
+        ),
+        (
+            Lang::Rust,
+            SupportLang::Rust,
+            "impl Default for $T { $$$B }",
+            &[
+                "impl Default for X {}",
+                "impl Default for X<'a> { fn default() -> Self { 'a' } }",
+                "unsafe impl Default for X {}",
+                "impl !Default for X {}",
+            ],
+        ),
+        (
+            Lang::Rust,
+            SupportLang::Rust,
             "$A - $B",
             &[
                 "fn f() { x -= 1; }",

@@ -80,6 +80,11 @@ pub(crate) struct Literal {
     /// The literal every match holds right after this one, with only what the matcher
     /// skips in between ([`sequence`]): an occurrence counts only when that one follows.
     pub then: Option<String>,
+    /// In the gap before `then`, a `'` or `"` rules the occurrence out: in Rust it can only
+    /// begin a lifetime, a label, a char or a string literal, named nodes the matcher never
+    /// steps over. Set only when the pattern's own gap holds no quote (`impl<'a>` links
+    /// `impl` to `a` across one).
+    pub quote_rules_out: bool,
     /// The literal is a Rust operator: an occurrence counts only when what follows may
     /// begin its operand ([`RustOperator`]).
     pub operator: Option<RustOperator>,
@@ -100,6 +105,7 @@ pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
             // not its text (a case-insensitive keyword) may match other text: anywhere.
             anywhere: !is_compared_by_text(&pattern.node, &fixed, &ts),
             operator: RustOperator::of(lang, &fixed),
+            quote_rules_out: false,
             text: fixed.into_owned(),
             word_start: false,
             word_end: false,
@@ -127,6 +133,8 @@ struct Collector {
     link: bool,
     /// The last word-like literal, if nothing but punctuation has come since.
     last_word: Option<usize>,
+    /// Whether that punctuation holds a quote.
+    gap_quote: bool,
 }
 
 impl Collector {
@@ -143,6 +151,7 @@ impl Collector {
                 && matches!(rules, Rules::BothBoundaries | Rules::WordEnd)
                 && lang != Lang::Ruby,
             last_word: None,
+            gap_quote: false,
         }
     }
 
@@ -166,7 +175,7 @@ impl Collector {
                     None if *is_named || (is_ascii_word(text) && kind != text.as_str()) => {
                         self.last_word = None;
                     }
-                    None => {}
+                    None => self.gap_quote |= text.contains(['\'', '"']),
                 }
             }
             PatternNode::Internal { children, .. } => {
@@ -202,8 +211,10 @@ impl Collector {
         let word = self.link && lit.word_end && is_ascii_word(&lit.text);
         if word && let Some(last) = self.last_word {
             self.out[last].then = Some(lit.text.clone());
+            self.out[last].quote_rules_out = self.lang == Lang::Rust && !self.gap_quote;
         }
         self.last_word = word.then_some(self.out.len());
+        self.gap_quote = false;
         self.out.push(lit);
     }
 }
@@ -256,6 +267,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             anywhere: true,
             then: None,
             operator: None,
+            quote_rules_out: false,
         });
     }
     if matches!(rules, Rules::NamedTextOnly | Rules::Html) {
@@ -267,6 +279,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             anywhere: true,
             then: None,
             operator: None,
+            quote_rules_out: false,
         });
     }
     let wordlike = is_ascii_word(text);
@@ -281,6 +294,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             anywhere: false,
             then: None,
             operator: None,
+            quote_rules_out: false,
         });
     }
     // Anonymous: only keywords (whose kind is their own text) are worth and safe to require.
@@ -291,6 +305,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
         anywhere: false,
         then: None,
         operator: None,
+        quote_rules_out: false,
     })
 }
 
@@ -446,7 +461,10 @@ impl Finder {
             word_end: lit.word_end,
             operator: lit.operator,
             comment: if lit.anywhere { None } else { comment },
-            then: lit.then.as_deref().map(|next| Then::new(next, words.get())),
+            then: lit
+                .then
+                .as_deref()
+                .map(|next| Then::new(next, words.get(), lit.quote_rules_out)),
         }
     }
 
@@ -792,6 +810,22 @@ mod tests {
         let f = filter("let $X = Vec::new()", Lang::Rust);
         assert!(f.may_match(b"let v: Vec<u8> = Vec::new();"));
         assert!(f.may_match(b"let v = Vec::new();"));
+    }
+
+    #[test]
+    fn in_rust_a_quote_between_linked_words_rules_the_occurrence_out() {
+        let f = filter("impl Default for $T { $$$B }", Lang::Rust);
+        assert!(!f.may_match(b"impl<'a> Default for X<'a> {}"));
+        assert!(!f.may_match(b"fn f() { Default::default(); g('x'); for x in y {} }"));
+        assert!(f.may_match(b"impl Default for X {}"));
+        // Unless the pattern's own gap holds one.
+        let f = filter("impl<'a> Tr<'a> for $T { $$$B }", Lang::Rust);
+        assert!(f.may_match(b"impl<'a> Tr<'a> for X {}"));
+        let f = filter("foo(\"bar\")", Lang::Rust);
+        assert!(f.may_match(b"foo(\"bar\");"));
+        // Other languages: a quote may open a string that holds anything.
+        let f = filter("if $A: return $B", Lang::Python);
+        assert!(f.may_match(b"if x: 'a'; return 1"));
     }
 
     #[test]

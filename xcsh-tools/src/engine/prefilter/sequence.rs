@@ -42,13 +42,20 @@ pub(super) fn anonymous_words(ts: &TSLanguage) -> Arc<HashSet<Box<str>>> {
 pub(super) struct Then {
     next: Box<[u8]>,
     skippable: Arc<HashSet<Box<str>>>,
+    /// A quote in the gap begins a named node ([`Literal::quote_rules_out`](super::Literal)).
+    quote_rules_out: bool,
 }
 
 impl Then {
-    pub(super) fn new(next: &str, skippable: Arc<HashSet<Box<str>>>) -> Self {
+    pub(super) fn new(
+        next: &str,
+        skippable: Arc<HashSet<Box<str>>>,
+        quote_rules_out: bool,
+    ) -> Self {
         Then {
             next: next.as_bytes().into(),
             skippable,
+            quote_rules_out,
         }
     }
 
@@ -71,6 +78,8 @@ impl Then {
                 if !skippable {
                     return false;
                 }
+            } else if self.quote_rules_out && matches!(byte, b'\'' | b'"') {
+                return false;
             } else if !byte.is_ascii() || UNSURE.contains(&byte) {
                 return true;
             } else {
@@ -93,6 +102,7 @@ mod tests {
         Then::new(
             next,
             Arc::new(skippable.iter().map(|&w| Box::from(w)).collect()),
+            false,
         )
     }
 
@@ -116,5 +126,15 @@ mod tests {
         assert!(new.follows(b" # comment\nnew", 0));
         assert!(new.follows(b"::\xc3\xa9", 0));
         assert!(!new.follows(b"::create(", 0));
+    }
+
+    #[test]
+    fn where_quotes_begin_named_nodes_they_rule_an_occurrence_out() {
+        let mut default = then("Default", &["for"]);
+        assert!(default.follows(b"<'a> Default", 0));
+        default.quote_rules_out = true;
+        assert!(!default.follows(b"<'a> Default", 0));
+        assert!(!default.follows(b"(\"x\", Default", 0));
+        assert!(default.follows(b" /* 'a */ Default", 0));
     }
 }
