@@ -42,17 +42,23 @@ def git_state(repo: str) -> str:
     return commit + (" (with uncommitted changes)" if dirty else "")
 
 
+def paired(row: dict) -> str:
+    """The median of the per-run ratios (absent from results made before it was recorded)."""
+    return f"{row['speedup_paired']:.2f}×" if "speedup_paired" in row else "n/a"
+
+
 def cli_section(cli: dict) -> list[str]:
     out = ["## ast_edit preview vs the ast-grep CLI", ""]
     warm = ", after one unmeasured run each" if cli.get("warmup") else ""
     corpus = "a few crates of the pinned Rust corpus" if cli.get("smoke") else "the pinned Rust corpus"
     out.append(f"Corpus: {corpus}; {cli['runs']} timed run(s) per contestant "
                f"per pattern, alternating{warm}; medians. "
-               "Speedup = CLI wall / xcsh wall. RSS = peak resident memory of the process.")
+               "Speedup = CLI wall / xcsh wall (medians); paired = the median of the runs' "
+               "ratios, each pair run back to back. RSS = peak resident memory of the process.")
     out.append("")
     out.append("| pattern | files parsed by xcsh | replacements (files) | xcsh wall | xcsh CPU "
-               "| xcsh RSS | CLI wall | CLI CPU | CLI RSS | speedup | same edits |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+               "| xcsh RSS | CLI wall | CLI CPU | CLI RSS | speedup | paired | same edits |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in cli["patterns"]:
         x, c, e = r["xcsh"], r["cli"], r.get("engine") or {}
         parsed = f"{e['filesParsed']:,} of {e['filesScanned']:,}" if e else "n/a"
@@ -61,7 +67,8 @@ def cli_section(cli: dict) -> list[str]:
         out.append(
             f"| `{r['pattern']}` | {parsed} | {repl} | {fmt_s(x['wall_s'])} | {fmt_s(x['cpu_s'])} "
             f"| {fmt_mib(x['max_rss_kib'])} | {fmt_s(c['wall_s'])} | {fmt_s(c['cpu_s'])} "
-            f"| {fmt_mib(c['max_rss_kib'])} | {r['speedup_wall']:.2f}× | {same} |")
+            f"| {fmt_mib(c['max_rss_kib'])} | {r['speedup_wall']:.2f}× "
+            f"| {paired(r)} | {same} |")
     s = cli["summary"]
     rss_worst = max(cli["patterns"], key=lambda r: r["rss_ratio"])
     out += ["",
@@ -69,6 +76,8 @@ def cli_section(cli: dict) -> list[str]:
             f"(target ≥ 3×: {mark(s['median_speedup_wall'] >= 3)}).",
             f"- Worst single pattern: `{s['worst_pattern']}` at **{s['worst_speedup_wall']:.2f}×** "
             f"(target: never slower: {mark(s['worst_speedup_wall'] >= 1)}).",
+            *([f"- Paired: median **{s['median_speedup_paired']:.2f}×**, worst "
+               f"**{s['worst_speedup_paired']:.2f}×**."] if "worst_speedup_paired" in s else []),
             f"- Peak memory: at most **{s['max_rss_ratio']:.2f}×** the CLI's "
             f"(`{rss_worst['name']}`; target ≤ 1: {mark(s['max_rss_ratio'] <= 1)}).",
             f"- Identical replacements on every pattern: {mark(s['all_identical'])}.",
