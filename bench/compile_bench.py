@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -277,12 +278,18 @@ def main() -> int:
             x, r = summarize(samples["gen-xcsh"]), summarize(samples["gen-rmcp"])
             results[verb] = {
                 "xcsh": x, "rmcp": r, "ratio_wall": x["wall_s"] / r["wall_s"],
+                # Run i of the two crates ran back to back: the median of their ratios is
+                # free of the machine's drift across the runs.
+                "ratio_paired": statistics.median(
+                    a.wall_s / b.wall_s
+                    for a, b in zip(samples["gen-xcsh"], samples["gen-rmcp"])),
                 "samples": {k: [s.as_dict() for s in v] for k, v in samples.items()},
             }
             log(f"   cargo {verb}: xcsh {fmt_s(x['wall_s'])} wall, {fmt_s(x['cpu_s'])} CPU, "
                 f"{fmt_mib(x['max_rss_kib'])} | rmcp {fmt_s(r['wall_s'])} wall, "
                 f"{fmt_s(r['cpu_s'])} CPU, {fmt_mib(r['max_rss_kib'])} | "
-                f"xcsh/rmcp {results[verb]['ratio_wall']:.2f}")
+                f"xcsh/rmcp {results[verb]['ratio_wall']:.2f} "
+                f"({results[verb]['ratio_paired']:.2f} paired)")
     except RunFailed as e:
         log(str(e))
         return 2

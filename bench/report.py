@@ -175,14 +175,15 @@ def compile_section(comp: dict) -> list[str]:
                + (", incremental compilation off." if not comp.get("quick") else "."))
     out.append("")
     out.append("| command | xcsh wall | xcsh CPU | xcsh RSS | rmcp wall | rmcp CPU | rmcp RSS "
-               "| xcsh / rmcp |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+               "| xcsh / rmcp | paired |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for verb in ("check", "build"):
         r = comp["results"][verb]
         x, m = r["xcsh"], r["rmcp"]
+        paired_ratio = f"{r['ratio_paired']:.2f}" if "ratio_paired" in r else "n/a"
         out.append(f"| `cargo {verb}` | {fmt_s(x['wall_s'])} | {fmt_s(x['cpu_s'])} "
                    f"| {fmt_mib(x['max_rss_kib'])} | {fmt_s(m['wall_s'])} | {fmt_s(m['cpu_s'])} "
-                   f"| {fmt_mib(m['max_rss_kib'])} | {r['ratio_wall']:.2f} |")
+                   f"| {fmt_mib(m['max_rss_kib'])} | {r['ratio_wall']:.2f} | {paired_ratio} |")
     build = comp["results"]["build"]["ratio_wall"]
     out += ["", f"- Building the tools: xcsh / rmcp = **{build:.2f}** "
                 f"(target ≤ 1: {mark(build <= 1.0)}).", ""]
