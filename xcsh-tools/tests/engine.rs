@@ -591,6 +591,9 @@ fn the_prefilter_never_rejects_a_file_ast_grep_matches() {
                 "fn f<T: A + ?Sized + 'a>() {} // a + b",
                 "fn f() { let s = \"//\"; let y = a + b; }",
                 "fn f() { let y = [1; N + 1]; }",
+                "fn f() { let y = 1 + 'a /* c */ : loop { break 'a 2 }; }",
+                "fn f() { let y = 1 + 'a // c\n : loop { break 'a 2 }; }",
+                "fn f() { let y = 1 + 'a\x0b: loop { break 'a 2 }; }",
             ],
         ),
         (
@@ -632,6 +635,24 @@ fn the_prefilter_never_rejects_a_file_ast_grep_matches() {
                 "fn f() { x - 'a'; }",
                 "fn f() -> u8 { x -1 }",
             ],
+        ),
+        (
+            Lang::Rust,
+            SupportLang::Rust,
+            "m!(a b)",
+            &["fn f() { m!(a 'static b); }", "fn f() { m!(a '_ b); }"],
+        ),
+        (
+            Lang::Rust,
+            SupportLang::Rust,
+            "m!(impl Tr for X)",
+            &["m!(impl<'static> Tr for X);"],
+        ),
+        (
+            Lang::Rust,
+            SupportLang::Rust,
+            "#[foo(a b)]",
+            &["#[foo(a '_ b)]\nfn f() {}"],
         ),
         (
             Lang::Python,

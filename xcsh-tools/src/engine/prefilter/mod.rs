@@ -16,7 +16,8 @@
 //!   nothing the CLI would change, and it makes `$A + $B` or `$X?` selective. When the leaf is
 //!   compared by its text, the line-comment rule below applies to it too; and in Rust an
 //!   operator glued to a following `=` does not count, since that is a compound assignment
-//!   (`+=`).
+//!   (`+=`), nor does a `+` before `?` or a lifetime, which joins trait bounds
+//!   ([`RustOperator`]).
 //!
 //! Within a file, the occurrences of the first literal also tell which subtrees can hold a
 //! match at all ([`Anchors`]): a match covers one of them.
@@ -80,10 +81,11 @@ pub(crate) struct Literal {
     /// The literal every match holds right after this one, with only what the matcher
     /// skips in between ([`sequence`]): an occurrence counts only when that one follows.
     pub then: Option<String>,
-    /// In the gap before `then`, a `'` or `"` rules the occurrence out: in Rust it can only
-    /// begin a lifetime, a label, a char or a string literal, named nodes the matcher never
-    /// steps over. Set only when the pattern's own gap holds no quote (`impl<'a>` links
-    /// `impl` to `a` across one).
+    /// In the gap before `then`, a `'` or `"` rules the occurrence out: in Rust, outside a
+    /// token tree, it can only begin a lifetime, a label, a char or a string literal, named
+    /// nodes the matcher never steps over. Set only when the pattern's own gap holds no quote
+    /// (`impl<'a>` links `impl` to `a` across one) and neither word is in a token tree, where
+    /// `'` is an unnamed token of its own (`m!(a 'static b)` matches `m!(a b)`).
     pub quote_rules_out: bool,
     /// The literal is a Rust operator: an occurrence counts only when what follows may
     /// begin its operand ([`RustOperator`]).
@@ -135,6 +137,8 @@ struct Collector {
     last_word: Option<usize>,
     /// Whether that punctuation holds a quote.
     gap_quote: bool,
+    /// How many token trees (a macro's arguments, an attribute's) the walk is inside.
+    token_trees: usize,
 }
 
 impl Collector {
@@ -152,6 +156,7 @@ impl Collector {
                 && lang != Lang::Ruby,
             last_word: None,
             gap_quote: false,
+            token_trees: 0,
         }
     }
 
@@ -178,7 +183,12 @@ impl Collector {
                     None => self.gap_quote |= text.contains(['\'', '"']),
                 }
             }
-            PatternNode::Internal { children, .. } => {
+            PatternNode::Internal { children, kind_id } => {
+                let token_tree = self
+                    .ts
+                    .node_kind_for_id(*kind_id)
+                    .is_some_and(|kind| kind.starts_with("token_"));
+                self.token_trees += usize::from(token_tree);
                 // After `$$$`, ast-grep skips the anonymous tokens that follow before matching
                 // the next significant node, so they are not required.
                 let mut after_ellipsis = false;
@@ -203,6 +213,7 @@ impl Collector {
                 // named ones too (`Some(v) if ok =>` matches `Some(v) =>`): no sequence runs
                 // past the end of a node.
                 self.last_word = None;
+                self.token_trees -= usize::from(token_tree);
             }
         }
     }
@@ -211,7 +222,9 @@ impl Collector {
         let word = self.link && lit.word_end && is_ascii_word(&lit.text);
         if word && let Some(last) = self.last_word {
             self.out[last].then = Some(lit.text.clone());
-            self.out[last].quote_rules_out = self.lang == Lang::Rust && !self.gap_quote;
+            // Inside a token tree a quote is a token of its own (`m!(a 'static b)`).
+            self.out[last].quote_rules_out =
+                self.lang == Lang::Rust && !self.gap_quote && self.token_trees == 0;
         }
         self.last_word = word.then_some(self.out.len());
         self.gap_quote = false;
@@ -332,8 +345,8 @@ fn is_compared_by_text(node: &PatternNode, text: &str, ts: &TSLanguage) -> bool 
 ///   or pattern begins with `=`. (`<`, `>`, `!` and `=` are not operators here: `Vec<u8>= v`
 ///   closes a generic list right before an `=`.)
 /// * `+` followed by `?` or by a lifetime (`'a` that is neither a char literal `'a'` nor a
-///   label `'a:`) joins trait bounds (`T: Clone + ?Sized + 'a`): no expression begins with
-///   either.
+///   label `'a:`, which begins a labelled block or loop) joins trait bounds
+///   (`T: Clone + ?Sized + 'a`): no expression begins with either.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RustOperator {
     plus: bool,
@@ -364,7 +377,8 @@ impl RustOperator {
 }
 
 /// Whether the text after a `'` is a lifetime's name that neither closes a char literal nor
-/// names a label. Anything unusual (a raw lifetime, a non-ASCII name) is not judged.
+/// names a label. Anything unusual (a raw lifetime, a non-ASCII name, a comment or a vertical
+/// tab before what comes next, where a label's `:` may hide) is not judged.
 fn is_bound_lifetime(tail: &[u8]) -> bool {
     let name = tail
         .iter()
@@ -374,10 +388,10 @@ fn is_bound_lifetime(tail: &[u8]) -> bool {
         return false;
     }
     let after = &tail[name..];
-    let ends_plainly = after
-        .first()
-        .is_none_or(|&b| b.is_ascii() && b != b'\'' && b != b'#');
-    ends_plainly && after.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b':')
+    let next = after
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c'));
+    next.is_none_or(|&b| b.is_ascii_graphic() && !matches!(b, b'\'' | b'#' | b':' | b'/'))
 }
 
 fn is_ascii_word(text: &str) -> bool {
@@ -718,6 +732,11 @@ mod tests {
         assert!(plus.may_match("x + 'é'".as_bytes()));
         assert!(plus.may_match("x + 'aé".as_bytes()));
         assert!(plus.may_match(b"x + '\\n'"));
+        // A comment or a vertical tab may stand before a label's colon.
+        assert!(plus.may_match(b"1 + 'a /* c */ : loop { break 'a 2 }"));
+        assert!(plus.may_match(b"1 + 'a // c\n : loop { break 'a 2 }"));
+        assert!(plus.may_match(b"1 + 'a\x0b: loop { break 'a 2 }"));
+        assert!(!plus.may_match(b"T: A + 'a\n{"));
         assert!(plus.may_match(b"T: A + Send"));
         // Only `+` joins bounds.
         let minus = filter("$A - $B", Lang::Rust);
@@ -823,6 +842,11 @@ mod tests {
         assert!(f.may_match(b"impl<'a> Tr<'a> for X {}"));
         let f = filter("foo(\"bar\")", Lang::Rust);
         assert!(f.may_match(b"foo(\"bar\");"));
+        // In a token tree `'` is a token of its own: `m!(a 'static b)` matches `m!(a b)`.
+        let f = filter("m!(a b)", Lang::Rust);
+        assert!(f.may_match(b"fn f() { m!(a 'static b); }"));
+        let f = filter("#[foo(a b)]", Lang::Rust);
+        assert!(f.may_match(b"#[foo(a '_ b)]\nfn f() {}"));
         // Other languages: a quote may open a string that holds anything.
         let f = filter("if $A: return $B", Lang::Python);
         assert!(f.may_match(b"if x: 'a'; return 1"));

@@ -16,8 +16,8 @@
 //! continuation (`/ # - = \ " ' ``), or a byte outside ASCII, ends the check in favour of the
 //! file, which is then parsed; only a word that is neither the next literal nor one of the
 //! grammar's anonymous words rules the occurrence out. In Rust a quote does too, unless the
-//! pattern's own gap holds one: outside comments it begins a lifetime, a label, a char or a
-//! string literal, all named nodes.
+//! pattern's own gap holds one or the words are in a token tree: elsewhere, outside
+//! comments, it begins a lifetime, a label, a char or a string literal, all named nodes.
 
 use std::collections::HashSet;
 use std::sync::Arc;
