@@ -82,9 +82,21 @@ struct Record {
     initialize: InitializeRequestParams,
 }
 
+/// A session's record is `<id>.session`.
+const RECORD_EXTENSION: &str = "session";
+
 /// What a record is renamed to (`<id>.session.expired`) while [`SessionRecords::expire`]
 /// looks at its stack.
 const ASIDE_EXTENSION: &str = "session.expired";
+
+/// The session id of a file named `<id>.<extension>`, if it is a valid one.
+fn session_id_of<'p>(path: &'p Path, extension: &str) -> Option<&'p str> {
+    path.file_name()?
+        .to_str()?
+        .strip_suffix(extension)?
+        .strip_suffix('.')
+        .filter(|id| valid_session_id(id))
+}
 
 const RECORD_FORMAT: &str = "xcsh-http-session";
 const RECORD_VERSION: u32 = 1;
@@ -109,7 +121,7 @@ impl SessionRecords {
 
     /// Where the record of `id` is; `None` for an id that cannot be one issued here.
     fn path(&self, id: &str) -> Option<PathBuf> {
-        valid_session_id(id).then(|| self.dir.join(format!("{id}.session")))
+        valid_session_id(id).then(|| self.dir.join(format!("{id}.{RECORD_EXTENSION}")))
     }
 
     /// Whether `id` was issued here and has not ended with a DELETE.
@@ -202,11 +214,8 @@ impl SessionRecords {
         // A record moved aside by an expiry that stopped half-way goes back first.
         for entry in std::fs::read_dir(&self.dir)?.flatten() {
             let aside = entry.path();
-            if let Some(record) = aside
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(&format!(".{ASIDE_EXTENSION}")))
-                .and_then(|id| self.path(id))
+            if let Some(record) =
+                session_id_of(&aside, ASIDE_EXTENSION).and_then(|id| self.path(id))
                 && !record.exists()
                 && let Err(e) = std::fs::rename(&aside, &record)
             {
@@ -222,12 +231,7 @@ impl SessionRecords {
                     continue;
                 }
             };
-            let Some(id) = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".session"))
-                .filter(|id| valid_session_id(id))
-            else {
+            let Some(id) = session_id_of(&path, RECORD_EXTENSION) else {
                 continue;
             };
             let last_use = [path.clone(), self.dir.join(format!("{id}.stack"))]

@@ -69,7 +69,7 @@ use sequence::Then;
 mod sequence;
 
 /// Text that every match of a pattern contains.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Literal {
     pub text: String,
     /// The character before the text must not be `[A-Za-z_]`.
@@ -80,16 +80,22 @@ pub(crate) struct Literal {
     pub anywhere: bool,
     /// The literal every match holds right after this one, with only what the matcher
     /// skips in between ([`sequence`]): an occurrence counts only when that one follows.
-    pub then: Option<String>,
-    /// In the gap before `then`, a `'` or `"` rules the occurrence out: in Rust, outside a
-    /// token tree, it can only begin a lifetime, a label, a char or a string literal, named
-    /// nodes the matcher never steps over. Set only when the pattern's own gap holds no quote
-    /// (`impl<'a>` links `impl` to `a` across one) and neither word is in a token tree, where
-    /// `'` is an unnamed token of its own (`m!(a 'static b)` matches `m!(a b)`).
-    pub quote_rules_out: bool,
+    pub then: Option<Next>,
     /// The literal is a Rust operator: an occurrence counts only when what follows may
     /// begin its operand ([`RustOperator`]).
     pub operator: Option<RustOperator>,
+}
+
+/// The literal that follows another in every match ([`Literal::then`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Next {
+    pub text: String,
+    /// In the gap before it, a `'` or `"` rules the occurrence out: in Rust, outside a token
+    /// tree, it can only begin a lifetime, a label, a char or a string literal, named nodes
+    /// the matcher never steps over. Set only when the pattern's own gap holds no quote
+    /// (`impl<'a>` links `impl` to `a` across one) and neither word is in a token tree, where
+    /// `'` is an unnamed token of its own (`m!(a 'static b)` matches `m!(a b)`).
+    pub quote_rules_out: bool,
 }
 
 /// The literals a match of `pattern` in `lang` needs, rarest-looking (longest) first.
@@ -107,11 +113,8 @@ pub(crate) fn required_literals(pattern: &Pattern, lang: Lang) -> Vec<Literal> {
             // not its text (a case-insensitive keyword) may match other text: anywhere.
             anywhere: !is_compared_by_text(&pattern.node, &fixed, &ts),
             operator: RustOperator::of(lang, &fixed),
-            quote_rules_out: false,
             text: fixed.into_owned(),
-            word_start: false,
-            word_end: false,
-            then: None,
+            ..Literal::default()
         });
     }
     out.sort_by_key(|lit| std::cmp::Reverse(lit.text.len()));
@@ -221,10 +224,13 @@ impl Collector {
     fn push(&mut self, lit: Literal) {
         let word = self.link && lit.word_end && is_ascii_word(&lit.text);
         if word && let Some(last) = self.last_word {
-            self.out[last].then = Some(lit.text.clone());
-            // Inside a token tree a quote is a token of its own (`m!(a 'static b)`).
-            self.out[last].quote_rules_out =
-                self.lang == Lang::Rust && !self.gap_quote && self.token_trees == 0;
+            self.out[last].then = Some(Next {
+                text: lit.text.clone(),
+                // Inside a token tree a quote is a token of its own (`m!(a 'static b)`).
+                quote_rules_out: self.lang == Lang::Rust
+                    && !self.gap_quote
+                    && self.token_trees == 0,
+            });
         }
         self.last_word = word.then_some(self.out.len());
         self.gap_quote = false;
@@ -278,9 +284,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             word_start: true,
             word_end: true,
             anywhere: true,
-            then: None,
-            operator: None,
-            quote_rules_out: false,
+            ..Literal::default()
         });
     }
     if matches!(rules, Rules::NamedTextOnly | Rules::Html) {
@@ -290,9 +294,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             word_start: false,
             word_end: false,
             anywhere: true,
-            then: None,
-            operator: None,
-            quote_rules_out: false,
+            ..Literal::default()
         });
     }
     let wordlike = is_ascii_word(text);
@@ -305,9 +307,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
             word_start: identifier && word_start_holds,
             word_end: identifier,
             anywhere: false,
-            then: None,
-            operator: None,
-            quote_rules_out: false,
+            ..Literal::default()
         });
     }
     // Anonymous: only keywords (whose kind is their own text) are worth and safe to require.
@@ -316,9 +316,7 @@ fn terminal_literal(text: &str, is_named: bool, kind: &str, lang: Lang) -> Optio
         word_start: word_start_holds,
         word_end: true,
         anywhere: false,
-        then: None,
-        operator: None,
-        quote_rules_out: false,
+        ..Literal::default()
     })
 }
 
@@ -387,10 +385,7 @@ fn is_bound_lifetime(tail: &[u8]) -> bool {
     if name == 0 || tail[0].is_ascii_digit() {
         return false;
     }
-    let after = &tail[name..];
-    let next = after
-        .iter()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c'));
+    let next = tail[name..].iter().find(|b| !b.is_ascii_whitespace());
     next.is_none_or(|&b| b.is_ascii_graphic() && !matches!(b, b'\'' | b'#' | b':' | b'/'))
 }
 
@@ -475,10 +470,7 @@ impl Finder {
             word_end: lit.word_end,
             operator: lit.operator,
             comment: if lit.anywhere { None } else { comment },
-            then: lit
-                .then
-                .as_deref()
-                .map(|next| Then::new(next, words.get(), lit.quote_rules_out)),
+            then: lit.then.as_ref().map(|next| Then::new(next, words.get())),
         }
     }
 

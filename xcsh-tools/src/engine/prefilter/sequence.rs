@@ -24,6 +24,8 @@ use std::sync::Arc;
 
 use ast_grep_core::tree_sitter::TSLanguage;
 
+use super::Next;
+
 /// Characters after which the gap is not read further: the file may match.
 const UNSURE: &[u8] = b"/#-=\\\"'`";
 
@@ -44,20 +46,16 @@ pub(super) fn anonymous_words(ts: &TSLanguage) -> Arc<HashSet<Box<str>>> {
 pub(super) struct Then {
     next: Box<[u8]>,
     skippable: Arc<HashSet<Box<str>>>,
-    /// A quote in the gap begins a named node ([`Literal::quote_rules_out`](super::Literal)).
+    /// A quote in the gap begins a named node ([`Next::quote_rules_out`]).
     quote_rules_out: bool,
 }
 
 impl Then {
-    pub(super) fn new(
-        next: &str,
-        skippable: Arc<HashSet<Box<str>>>,
-        quote_rules_out: bool,
-    ) -> Self {
+    pub(super) fn new(next: &Next, skippable: Arc<HashSet<Box<str>>>) -> Self {
         Then {
-            next: next.as_bytes().into(),
+            next: next.text.as_bytes().into(),
             skippable,
-            quote_rules_out,
+            quote_rules_out: next.quote_rules_out,
         }
     }
 
@@ -101,10 +99,13 @@ mod tests {
     use super::*;
 
     fn then(next: &str, skippable: &[&str]) -> Then {
+        let next = Next {
+            text: next.to_owned(),
+            quote_rules_out: false,
+        };
         Then::new(
-            next,
+            &next,
             Arc::new(skippable.iter().map(|&w| Box::from(w)).collect()),
-            false,
         )
     }
 
