@@ -721,6 +721,71 @@ fn the_prefilter_never_rejects_a_file_ast_grep_matches() {
     ));
 }
 
+/// A cold run parses a Rust file only around the anchors of its patterns (the top-level items
+/// that hold them); it must find exactly what ast-grep finds in the whole file, at the same
+/// lines and columns, and what a run with a parse cache (whole trees) finds.
+#[test]
+fn parsing_only_the_anchored_items_finds_what_a_whole_parse_finds() {
+    use ast_grep_core::Pattern;
+    use ast_grep_core::tree_sitter::{LanguageExt, Visitor};
+    use ast_grep_language::SupportLang;
+    use xcsh_tools::engine::ParseCache;
+
+    let mut src =
+        String::from("//! Items around the matches.\n#![allow(dead_code)]\nuse std::fmt;\n");
+    for i in 0..40 {
+        src.push_str(&format!(
+            "/// Item {i}: {{ not code }}\n#[derive(Clone, Default)]\npub struct S{i}<'a> {{ x: &'a str, y: [u8; {i}] }}\n\
+             impl<'a> S{i}<'a> {{\n    pub fn f(&self) -> usize {{ let s = \"}}; impl Default\"; s.len() {plus} 1 }}\n}}\n\
+             const C{i}: u8 = if true {{ {i} }} else {{ 0 }};\n",
+            plus = if i % 7 == 0 { "+" } else { "-" },
+        ));
+        if i % 9 == 0 {
+            src.push_str(&format!(
+                "impl Default for S{i}<'_> {{\n    fn default() -> Self {{ Self {{ x: \"'\", y: [0; {i}] }} }}\n}}\n\
+                 macro_rules! m{i} {{ ($a:expr) => {{ $a + {i} }}; }}\n"
+            ));
+        }
+    }
+    src.push_str("fn main() { let t = (1 + 2) * m0!(3); match t { _ => {} } }\n");
+    let (_d, ws) = workspace(&[("lib.rs", src.as_bytes())]);
+    let patterns = [
+        "impl Default for $T { $$$B }",
+        "$A + $B",
+        "match $E { $$$A }",
+        "Self { $$$F }",
+        "fn default() -> Self { $$$B }",
+        "let s = $S;",
+    ];
+    let root = SupportLang::Rust.ast_grep(&src);
+    assert!(!root.root().get_inner_node().has_error());
+    for pat in patterns {
+        let pattern = Pattern::try_new(pat, SupportLang::Rust).expect("pattern");
+        let theirs: Vec<_> = Visitor::new(&pattern)
+            .reentrant(true)
+            .visit(root.root())
+            .map(|m| (m.range(), m.start_pos().line() + 1, m.text().to_string()))
+            .collect();
+        assert!(!theirs.is_empty(), "`{pat}` matches somewhere");
+        for cache in [None, Some(ParseCache::new(64 << 20))] {
+            let cached = cache.is_some();
+            let request = SearchRequest {
+                patterns: vec![pat.to_owned()],
+                lang: Some(Lang::Rust),
+                cache,
+                ..SearchRequest::default()
+            };
+            let found = engine::search(&Scope::root(&ws), &request, &Control::default()).unwrap();
+            let ours: Vec<_> = found
+                .matches
+                .iter()
+                .map(|m| (m.range.clone(), m.line, m.text.clone()))
+                .collect();
+            assert_eq!(ours, theirs, "`{pat}`, cache: {cached}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Search
 

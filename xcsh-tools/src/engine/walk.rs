@@ -28,7 +28,7 @@ use serde::Serialize;
 use super::cache::{ParseCache, Stat};
 use super::matching::{Root, parse};
 use super::pattern::LangOps;
-use super::{CompiledOps, Control, EngineError, Lang, Progress};
+use super::{CompiledOps, Control, EngineError, Lang, Progress, partial};
 use crate::changeset::Fingerprint;
 use crate::workspace::{Workspace, is_apply_state, is_temp_artifact};
 
@@ -423,7 +423,17 @@ impl Shared<'_> {
         }
         self.parsed.fetch_add(1, Ordering::Relaxed);
         if root.is_none() {
-            root = parse(&text, lang).map(Arc::new);
+            // Without a cache the tree serves this call only: parse just the items a match
+            // can be in (see `partial`). A cache keeps whole trees, for every later pattern.
+            let ranges = match self.cache {
+                None => partial::ranges_for(&text, lang, lang_ops, &may_match),
+                Some(_) => None,
+            };
+            root = match ranges {
+                Some(ranges) => partial::parse_ranges(&text, &ranges),
+                None => parse(&text, lang),
+            }
+            .map(Arc::new);
             match (self.cache, &root, read) {
                 (Some(_), Some(parsed), Some(_)) => keep(Some(parsed.clone())),
                 (Some(cache), Some(parsed), None) => cache.add_root(path, lang, parsed.clone()),

@@ -512,6 +512,11 @@ pub(crate) struct Anchors {
 }
 
 impl Anchors {
+    /// Each occurrence's byte range, in order.
+    pub fn occurrences(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        self.starts.iter().map(|&p| p..p + self.len)
+    }
+
     /// Whether `start..end` covers a whole occurrence.
     pub fn covered_by(&self, start: usize, end: usize) -> bool {
         let i = self.starts.partition_point(|&p| p < start);
@@ -567,8 +572,12 @@ impl Prefilter {
         })
     }
 
-    /// The occurrences of op `i`'s first (longest) literal, or `None` when it has none.
+    /// The occurrences of op `i`'s first (longest) literal, or `None` when it has none (or
+    /// when any one literal lets a file through, and a match need not cover the first).
     pub fn anchors(&self, i: usize, haystack: &[u8]) -> Option<Anchors> {
+        if self.any {
+            return None;
+        }
         let finder = self.alternatives.get(i)?.first()?;
         Some(Anchors {
             starts: finder.occurrences(haystack).collect(),

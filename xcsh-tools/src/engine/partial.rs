@@ -1,0 +1,492 @@
+//! Parsing a Rust file only where a match can be.
+//!
+//! A cold run parses each candidate file once and throws the tree away, and on patterns whose
+//! literals occur in large files (`impl Default for $T { … }` in windows-sys's 0.9 MB
+//! modules) parsing is nearly all of its time. Yet a match of a pattern whose root is not the
+//! whole file lies inside one top-level item, and covers an occurrence of the pattern's
+//! anchor literal ([`Anchors`](super::prefilter::Anchors)). So the file is cut, lexically,
+//! into runs of whole top-level items ([`item_boundaries`]), and tree-sitter parses only the
+//! runs that hold an anchor (its *included ranges*, in the file's own byte and line
+//! coordinates): every node a match could be, and everything below it, is what a whole-file
+//! parse gives, while the other items are never lexed.
+//!
+//! That rests on Rust's top level being a plain sequence of items, each parsed the same
+//! whatever items stand around it. It holds for valid Rust, and the cut is conservative: a
+//! boundary is placed only after a `;` outside any bracket, or after a `}` that closes to
+//! the top level and is followed by what can only start an item (`fn`, `pub`, `impl`, `#`, …);
+//! anything else keeps neighbouring items together. Whatever the lexer cannot account for
+//! (an unterminated string or comment, unbalanced brackets, a shebang line) means no cut.
+//! A partial tree with a syntax error is thrown away and the whole file parsed, so a file
+//! with an error is matched, and reported, as before. What is left: an error in an item that
+//! was not parsed goes unreported, and cannot change how the parsed items recover.
+//!
+//! Used only without a parse cache: a warm session keeps whole trees, which serve every later
+//! pattern.
+
+use std::cell::RefCell;
+use std::ops::Range;
+
+use ast_grep_core::tree_sitter::{LanguageExt as _, StrDoc};
+use ast_grep_core::{AstGrep, Matcher as _};
+use ast_grep_language::SupportLang;
+use tree_sitter::{Parser, Point};
+
+use super::Lang;
+use super::matching::{Root, has_syntax_error};
+use super::pattern::{LangOps, OpKind};
+
+/// Below this share of the file, parsing only the anchored items is worth a second parser.
+const WORTH_IT: f64 = 0.8;
+
+/// Words that can only start a top-level item, never continue one after a `}`.
+const ITEM_STARTS: &[&[u8]] = &[
+    b"async",
+    b"const",
+    b"enum",
+    b"extern",
+    b"fn",
+    b"impl",
+    b"macro_rules",
+    b"mod",
+    b"pub",
+    b"static",
+    b"struct",
+    b"trait",
+    b"type",
+    b"union",
+    b"unsafe",
+    b"use",
+];
+
+thread_local! {
+    /// One Rust parser per worker thread, for parses with included ranges (ast-grep's own
+    /// cached parsers always parse whole files).
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// The ranges of a cold parse of `text` for the ops in `may_match`: `None` (the whole file)
+/// unless each of them is a pattern that cannot match the whole file and has anchors.
+pub(crate) fn ranges_for(
+    text: &str,
+    lang: Lang,
+    ops: &LangOps,
+    may_match: &[usize],
+) -> Option<Vec<Range<usize>>> {
+    if lang != Lang::Rust {
+        return None;
+    }
+    let source_file = SupportLang::Rust
+        .get_ts_language()
+        .id_for_node_kind("source_file", true);
+    let mut anchors = Vec::new();
+    for &i in may_match {
+        let OpKind::Pattern { pattern, .. } = &ops.ops[i].kind else {
+            return None;
+        };
+        let kinds = pattern.potential_kinds()?;
+        if kinds.contains(usize::from(source_file)) {
+            return None;
+        }
+        anchors.extend(ops.prefilter.anchors(i, text.as_bytes())?.occurrences());
+    }
+    anchored_items(text, lang, anchors)
+}
+
+/// The byte ranges of `text` worth parsing to find every match that covers one of `anchors`
+/// (`start..end` of literal occurrences), or `None` when the whole file should be parsed:
+/// not Rust, no anchor, no cut, or the anchored items are most of the file anyway.
+pub(crate) fn anchored_items(
+    text: &str,
+    lang: Lang,
+    mut anchors: Vec<Range<usize>>,
+) -> Option<Vec<Range<usize>>> {
+    if lang != Lang::Rust || anchors.is_empty() {
+        return None;
+    }
+    let bounds = item_boundaries(text.as_bytes())?;
+    anchors.sort_unstable_by_key(|a| a.start);
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    for anchor in anchors {
+        // The runs the occurrence touches: usually one.
+        let first = bounds.partition_point(|&b| b <= anchor.start) - 1;
+        let last = bounds.partition_point(|&b| b < anchor.end.max(anchor.start + 1)) - 1;
+        let run = bounds[first]..bounds[(last + 1).min(bounds.len() - 1)];
+        match ranges.last_mut() {
+            Some(prev) if run.start <= prev.end => prev.end = prev.end.max(run.end),
+            _ => ranges.push(run),
+        }
+    }
+    let covered: usize = ranges.iter().map(|r| r.len()).sum();
+    ((covered as f64) < WORTH_IT * text.len() as f64).then_some(ranges)
+}
+
+/// Parses only `ranges` of `text` (from [`anchored_items`]); the whole file instead when that
+/// parse has a syntax error. `None` only when tree-sitter gives up, as [`super::matching::parse`].
+pub(crate) fn parse_ranges(text: &str, ranges: &[Range<usize>]) -> Option<Root> {
+    let included = with_points(text.as_bytes(), ranges);
+    let tree = PARSER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let parser = match &mut *cell {
+            Some(parser) => parser,
+            slot => {
+                let mut parser = Parser::new();
+                parser
+                    .set_language(&SupportLang::Rust.get_ts_language())
+                    .ok()?;
+                slot.insert(parser)
+            }
+        };
+        parser.set_included_ranges(&included).ok()?;
+        parser.parse(text, None)
+    });
+    let root = tree.map(|tree| {
+        AstGrep::doc(StrDoc {
+            src: text.to_owned(),
+            lang: SupportLang::Rust,
+            tree,
+        })
+    });
+    match root {
+        Some(root) if !has_syntax_error(&root) => Some(root),
+        _ => super::matching::parse(text, Lang::Rust),
+    }
+}
+
+/// tree-sitter's ranges carry line and column (in bytes) besides byte offsets.
+fn with_points(src: &[u8], ranges: &[Range<usize>]) -> Vec<tree_sitter::Range> {
+    let mut row = 0;
+    let mut line_start = 0;
+    let mut at = 0;
+    let mut point = |offset: usize| {
+        for nl in memchr::memchr_iter(b'\n', &src[at..offset]) {
+            row += 1;
+            line_start = at + nl + 1;
+        }
+        at = offset;
+        Point::new(row, offset - line_start)
+    };
+    ranges
+        .iter()
+        .map(|r| tree_sitter::Range {
+            start_byte: r.start,
+            start_point: point(r.start),
+            end_byte: r.end,
+            end_point: point(r.end),
+        })
+        .collect()
+}
+
+/// Offsets that cut a Rust file into runs of whole top-level items: `0`, each place where
+/// one item ends and the next begins (as far as a lexer can tell), and the file's length.
+/// `None` when the text does not lex as Rust.
+pub(crate) fn item_boundaries(src: &[u8]) -> Option<Vec<usize>> {
+    // A shebang line is not a token; an inner attribute (`#![…]`) is.
+    if src.starts_with(b"#!") && !src.starts_with(b"#![") {
+        return None;
+    }
+    let mut bounds = vec![0];
+    let mut depth = 0usize;
+    // After a `}` that closed to the top level: where it ended, until the next token says
+    // whether an item begins there.
+    let mut after_brace: Option<usize> = None;
+    let mut i = 0;
+    while i < src.len() {
+        let b = src[i];
+        match (b, src.get(i + 1)) {
+            (b' ' | b'\t' | b'\n' | b'\r', _) => {
+                i += 1;
+                continue;
+            }
+            (b'/', Some(b'/')) => {
+                i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |n| i + n);
+                continue;
+            }
+            (b'/', Some(b'*')) => {
+                i = block_comment_end(src, i)?;
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(end) = after_brace.take()
+            && (b == b'#' || ITEM_STARTS.contains(&word_at(src, i)))
+        {
+            bounds.push(end);
+        }
+        i = match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                i + 1
+            }
+            b')' | b']' => {
+                depth = depth.checked_sub(1)?;
+                i + 1
+            }
+            b'}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    after_brace = Some(i + 1);
+                }
+                i + 1
+            }
+            b';' => {
+                if depth == 0 {
+                    bounds.push(i + 1);
+                }
+                i + 1
+            }
+            b'"' => string_end(src, i + 1)?,
+            b'\'' => quote_end(src, i)?,
+            _ if is_word_byte(b) => word_end(src, i)?,
+            _ => i + 1,
+        };
+    }
+    if depth != 0 {
+        return None;
+    }
+    if bounds.last() != Some(&src.len()) {
+        bounds.push(src.len());
+    }
+    Some(bounds)
+}
+
+/// Letters, digits, `_` and any byte of a non-ASCII character: the bytes of identifiers,
+/// keywords and number literals (a non-ASCII whitespace character read as a word only
+/// keeps items together).
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+}
+
+fn word_at(src: &[u8], i: usize) -> &[u8] {
+    let len = src[i..].iter().take_while(|&&b| is_word_byte(b)).count();
+    &src[i..i + len]
+}
+
+/// Past the word at `i`, and past the literal it prefixes (`r"…"`, `br#"…"#`, `b'x'`, `c"…"`).
+fn word_end(src: &[u8], i: usize) -> Option<usize> {
+    let word = word_at(src, i);
+    let end = i + word.len();
+    match (word, src.get(end)) {
+        (b"r" | b"br" | b"cr", Some(b'"' | b'#')) => raw_string_end(src, end),
+        (b"b" | b"c", Some(b'"')) => string_end(src, end + 1),
+        (b"b", Some(b'\'')) => quote_end(src, end),
+        _ => Some(end),
+    }
+}
+
+/// Past the string whose contents start at `i` (after its `"`).
+fn string_end(src: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        match src.get(i)? {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+}
+
+/// Past the raw string whose hashes (or quote) start at `i`; `r#ident` (a raw identifier)
+/// is not one, and ends at `i`.
+fn raw_string_end(src: &[u8], i: usize) -> Option<usize> {
+    let hashes = src[i..].iter().take_while(|&&b| b == b'#').count();
+    if src.get(i + hashes) != Some(&b'"') {
+        return if hashes > 0 { Some(i) } else { None };
+    }
+    let mut at = i + hashes + 1;
+    loop {
+        at += memchr::memchr(b'"', &src[at..])? + 1;
+        if src[at..]
+            .iter()
+            .take(hashes)
+            .take_while(|&&b| b == b'#')
+            .count()
+            == hashes
+        {
+            return Some(at + hashes);
+        }
+    }
+}
+
+/// Past a char literal at `i` (`'x'`, `'\n'`, `'\u{1F600}'`), or past the `'` of a lifetime
+/// or a label.
+fn quote_end(src: &[u8], i: usize) -> Option<usize> {
+    match src.get(i + 1)? {
+        b'\\' => Some(i + 3 + memchr::memchr(b'\'', src.get(i + 3..)?)? + 1),
+        &first => {
+            let width = match first {
+                0x00..0x80 => 1,
+                0xC0..0xE0 => 2,
+                0xE0..0xF0 => 3,
+                _ => 4,
+            };
+            Some(if src.get(i + 1 + width) == Some(&b'\'') {
+                i + 2 + width
+            } else {
+                i + 1
+            })
+        }
+    }
+}
+
+/// Past the (nested) block comment that starts at `i`.
+fn block_comment_end(src: &[u8], mut i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    loop {
+        match (src.get(i)?, src.get(i + 1)) {
+            (b'/', Some(b'*')) => {
+                depth += 1;
+                i += 2;
+            }
+            (b'*', Some(b'/')) => {
+                depth -= 1;
+                i += 2;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The runs of `src`, as text.
+    fn runs(src: &str) -> Option<Vec<&str>> {
+        let b = item_boundaries(src.as_bytes())?;
+        Some(b.windows(2).map(|w| &src[w[0]..w[1]]).collect())
+    }
+
+    #[test]
+    fn items_are_cut_after_a_semicolon_or_a_closing_brace_before_an_item() {
+        let src = "use a::b;\nfn f() { g(); }\n#[derive(Default)]\nstruct S { x: u8 }\nimpl S {}";
+        assert_eq!(
+            runs(src).unwrap(),
+            [
+                "use a::b;",
+                "\nfn f() { g(); }",
+                "\n#[derive(Default)]\nstruct S { x: u8 }",
+                "\nimpl S {}"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_brace_followed_by_what_continues_an_item_is_no_cut() {
+        for src in [
+            "const X: u8 = if C { 1 } else { 2 };",
+            "const X: S = S { a: 1 }.with(2);",
+            "struct A<const N: usize = { 1 }> { a: [u8; N] }",
+            "m! { a } n! { b }",
+        ] {
+            assert_eq!(runs(src).unwrap(), [src], "{src}");
+        }
+    }
+
+    #[test]
+    fn brackets_inside_literals_and_comments_do_not_count() {
+        let src = concat!(
+            "const A: &str = \"}; fn\\\" {\";\n",
+            "const B: &str = r#\"\"}\"; {\"#;\n",
+            "const C: char = '}';\nconst D: u8 = b'{';\nconst E: char = '\\'';\n",
+            "fn f<'a>(x: &'a str) -> &'a str { 'l: loop { break 'l x; } }\n",
+            "/* { /* nested } */ ( */ // }\n",
+            "fn r#type() { let r#fn = br\"{\"; let c = c\"}\"; let u = '\\u{7D}'; let e = 'é'; }\n",
+        );
+        let runs = runs(src).unwrap();
+        assert_eq!(runs.len(), 7, "{runs:#?}");
+        assert!(runs[6].starts_with("\n/* { /* nested } */ ( */ // }\nfn r#type()"));
+    }
+
+    #[test]
+    fn what_does_not_lex_is_not_cut() {
+        for src in [
+            "fn f() { \"open }",
+            "fn f() { /* open }",
+            "fn f() { ( }",
+            "fn f() } {",
+            "#!/usr/bin/env run-cargo-script\nfn main() {}",
+        ] {
+            assert_eq!(item_boundaries(src.as_bytes()), None, "{src}");
+        }
+        assert!(item_boundaries(b"#![allow(x)]\nfn main() {}").is_some());
+    }
+
+    /// Parsing one run alone gives its items the trees a whole-file parse gives them.
+    fn check_runs_parse_alone(path: &str, src: &str) -> usize {
+        let whole = super::super::matching::parse(src, Lang::Rust).unwrap();
+        let whole_root = whole.root();
+        let whole_node = whole_root.get_inner_node();
+        if whole_node.has_error() {
+            return 0;
+        }
+        let Some(bounds) = item_boundaries(src.as_bytes()) else {
+            panic!("{path}: no cut in a file without syntax errors");
+        };
+        let mut checked = 0;
+        let mut cursor = whole_node.walk();
+        let top: Vec<_> = whole_node.children(&mut cursor).collect();
+        for w in bounds.windows(2) {
+            let run = w[0]..w[1];
+            let part = parse_ranges(src, std::slice::from_ref(&run)).unwrap();
+            let part_node = part.root().get_inner_node();
+            let mut c = part_node.walk();
+            let ours: Vec<_> = part_node
+                .children(&mut c)
+                .map(|n| (n.byte_range(), n.start_position(), n.to_sexp()))
+                .collect();
+            let theirs: Vec<_> = top
+                .iter()
+                .filter(|n| run.start <= n.start_byte() && n.end_byte() <= run.end)
+                .map(|n| (n.byte_range(), n.start_position(), n.to_sexp()))
+                .collect();
+            assert_eq!(ours, theirs, "{path}: run {run:?}");
+            checked += 1;
+        }
+        checked
+    }
+
+    #[test]
+    fn runs_parse_alone_as_in_the_whole_file() {
+        let src = concat!(
+            "//! Doc.\n#![allow(dead_code)]\nuse std::fmt;\n",
+            "/// S.\n#[derive(Debug, Default)]\npub struct S<'a> { x: &'a str }\n",
+            "impl<'a> Default for Wrapper<'a> { fn default() -> Self { Self(\"}\") } }\n",
+            "macro_rules! m { ($x:expr) => { $x + 1 }; }\nm!(1);\n",
+            "const X: u8 = if true { 1 } else { 2 };\n",
+            "unsafe extern \"C\" { fn g(); }\npub(crate) mod inner { fn h() {} }\n",
+        );
+        assert!(
+            !super::super::matching::parse(src, Lang::Rust)
+                .unwrap()
+                .root()
+                .get_inner_node()
+                .has_error()
+        );
+        assert_eq!(check_runs_parse_alone("inline", src), 7);
+    }
+
+    /// The same over a tree of real sources: `XCSH_PARTIAL_CORPUS=dir cargo test --release
+    /// -p xcsh-tools runs_parse_alone_on_a_corpus -- --ignored`.
+    #[test]
+    #[ignore = "minutes; needs XCSH_PARTIAL_CORPUS"]
+    fn runs_parse_alone_on_a_corpus() {
+        let dir = std::env::var("XCSH_PARTIAL_CORPUS").expect("XCSH_PARTIAL_CORPUS");
+        let (mut files, mut runs) = (0, 0);
+        for entry in ignore::WalkBuilder::new(dir).build() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let Ok(src) = std::fs::read_to_string(path) else {
+                continue;
+            };
+            runs += check_runs_parse_alone(&path.display().to_string(), &src);
+            files += 1;
+        }
+        eprintln!("{files} files, {runs} runs parsed alone as in the whole file");
+        assert!(runs > files);
+    }
+}
