@@ -723,7 +723,7 @@ fn the_prefilter_never_rejects_a_file_ast_grep_matches() {
 
 /// A cold run parses a Rust file only around the anchors of its patterns (the top-level items
 /// that hold them); it must find exactly what ast-grep finds in the whole file, at the same
-/// lines and columns, and what a run with a parse cache (whole trees) finds.
+/// lines and columns, with or without a parse cache (which keeps whole trees, and only those).
 #[test]
 fn parsing_only_the_anchored_items_finds_what_a_whole_parse_finds() {
     use ast_grep_core::Pattern;
@@ -767,8 +767,16 @@ fn parsing_only_the_anchored_items_finds_what_a_whole_parse_finds() {
             .map(|m| (m.range(), m.start_pos().line() + 1, m.text().to_string()))
             .collect();
         assert!(!theirs.is_empty(), "`{pat}` matches somewhere");
-        for cache in [None, Some(ParseCache::new(64 << 20))] {
-            let cached = cache.is_some();
+        // No cache; one that keeps whole trees; one that keeps the text only (too small for
+        // the tree), asked twice.
+        let text_only = ParseCache::new(4 * src.len());
+        for cache in [
+            None,
+            Some(ParseCache::new(64 << 20)),
+            Some(text_only.clone()),
+            Some(text_only.clone()),
+        ] {
+            let cached = cache.as_ref().map(ParseCache::budget);
             let request = SearchRequest {
                 patterns: vec![pat.to_owned()],
                 lang: Some(Lang::Rust),
@@ -781,8 +789,12 @@ fn parsing_only_the_anchored_items_finds_what_a_whole_parse_finds() {
                 .iter()
                 .map(|m| (m.range.clone(), m.line, m.text.clone()))
                 .collect();
-            assert_eq!(ours, theirs, "`{pat}`, cache: {cached}");
+            assert_eq!(ours, theirs, "`{pat}`, cache: {cached:?}");
         }
+        // The text is kept, a tree never (the file was just written, so it is read again).
+        let kept = text_only.stats();
+        assert_eq!((kept.entries, kept.parsed_hits), (1, 0), "{kept:?}");
+        assert!(kept.bytes < 2 * src.len(), "{kept:?}");
     }
 }
 

@@ -20,8 +20,8 @@
 //! with an error is matched, and reported, as before. What is left: an error in an item that
 //! was not parsed goes unreported, and cannot change how the parsed items recover.
 //!
-//! Used only without a parse cache: a warm session keeps whole trees, which serve every later
-//! pattern.
+//! Only for a tree nobody keeps: a warm session's [`ParseCache`](super::ParseCache) keeps
+//! whole trees, which serve every later pattern, and asks for one whenever it would keep it.
 
 use std::cell::RefCell;
 use std::ops::Range;

@@ -423,20 +423,23 @@ impl Shared<'_> {
         }
         self.parsed.fetch_add(1, Ordering::Relaxed);
         if root.is_none() {
-            // Without a cache the tree serves this call only: parse just the items a match
-            // can be in (see `partial`). A cache keeps whole trees, for every later pattern.
+            // A tree no cache will keep serves this call only: parse just the items a match
+            // can be in (see `partial`). A kept tree is whole, for every later pattern.
             let ranges = match self.cache {
-                None => partial::ranges_for(&text, lang, lang_ops, &may_match),
-                Some(_) => None,
+                Some(cache) if cache.would_keep_tree(text.len()) => None,
+                _ => partial::ranges_for(&text, lang, lang_ops, &may_match),
             };
+            let whole = ranges.is_none();
             root = match ranges {
                 Some(ranges) => partial::parse_ranges(&text, &ranges),
                 None => parse(&text, lang),
             }
             .map(Arc::new);
             match (self.cache, &root, read) {
-                (Some(_), Some(parsed), Some(_)) => keep(Some(parsed.clone())),
-                (Some(cache), Some(parsed), None) => cache.add_root(path, lang, parsed.clone()),
+                (Some(_), Some(parsed), Some(_)) => keep(whole.then(|| parsed.clone())),
+                (Some(cache), Some(parsed), None) if whole => {
+                    cache.add_root(path, lang, parsed.clone());
+                }
                 _ => {}
             }
         }
