@@ -35,7 +35,7 @@ use super::Lang;
 use super::matching::{Root, has_syntax_error};
 use super::pattern::{LangOps, OpKind};
 
-/// Below this share of the file, parsing only the anchored items is worth a second parser.
+/// Parsing only the anchored items pays when they are less than this share of the file.
 const WORTH_IT: f64 = 0.8;
 
 /// Words that can only start a top-level item, never continue one after a `}`.
@@ -89,18 +89,14 @@ pub(crate) fn ranges_for(
         }
         anchors.extend(ops.prefilter.anchors(i, text.as_bytes())?.occurrences());
     }
-    anchored_items(text, lang, anchors)
+    anchored_items(text, anchors)
 }
 
-/// The byte ranges of `text` worth parsing to find every match that covers one of `anchors`
-/// (`start..end` of literal occurrences), or `None` when the whole file should be parsed:
-/// not Rust, no anchor, no cut, or the anchored items are most of the file anyway.
-pub(crate) fn anchored_items(
-    text: &str,
-    lang: Lang,
-    mut anchors: Vec<Range<usize>>,
-) -> Option<Vec<Range<usize>>> {
-    if lang != Lang::Rust || anchors.is_empty() {
+/// The byte ranges of Rust `text` worth parsing to find every match that covers one of
+/// `anchors` (`start..end` of literal occurrences), or `None` when the whole file should be
+/// parsed: no anchor, no cut, or the anchored items are most of the file anyway.
+fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>) -> Option<Vec<Range<usize>>> {
+    if anchors.is_empty() {
         return None;
     }
     let bounds = item_boundaries(text.as_bytes())?;
@@ -179,7 +175,7 @@ fn with_points(src: &[u8], ranges: &[Range<usize>]) -> Vec<tree_sitter::Range> {
 /// Offsets that cut a Rust file into runs of whole top-level items: `0`, each place where
 /// one item ends and the next begins (as far as a lexer can tell), and the file's length.
 /// `None` when the text does not lex as Rust.
-pub(crate) fn item_boundaries(src: &[u8]) -> Option<Vec<usize>> {
+fn item_boundaries(src: &[u8]) -> Option<Vec<usize>> {
     // A shebang line is not a token; an inner attribute (`#![…]`) is.
     if src.starts_with(b"#!") && !src.starts_with(b"#![") {
         return None;
@@ -467,12 +463,31 @@ mod tests {
         assert_eq!(check_runs_parse_alone("inline", src), 7);
     }
 
+    /// The same over xcsh's own sources.
+    #[test]
+    fn runs_parse_alone_in_this_repository() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let (files, runs) = check_tree(root);
+        assert!(
+            files > 100 && runs > 10 * files,
+            "{files} files, {runs} runs"
+        );
+    }
+
     /// The same over a tree of real sources: `XCSH_PARTIAL_CORPUS=dir cargo test --release
     /// -p xcsh-tools runs_parse_alone_on_a_corpus -- --ignored`.
     #[test]
     #[ignore = "minutes; needs XCSH_PARTIAL_CORPUS"]
     fn runs_parse_alone_on_a_corpus() {
         let dir = std::env::var("XCSH_PARTIAL_CORPUS").expect("XCSH_PARTIAL_CORPUS");
+        let (files, runs) = check_tree(&dir);
+        eprintln!("{files} files, {runs} runs parsed alone as in the whole file");
+        assert!(runs > files);
+    }
+
+    /// [`check_runs_parse_alone`] on every `.rs` file under `dir` (ignore rules apply):
+    /// `(files, runs)`.
+    fn check_tree(dir: &str) -> (usize, usize) {
         let (mut files, mut runs) = (0, 0);
         for entry in ignore::WalkBuilder::new(dir).build() {
             let entry = entry.unwrap();
@@ -486,7 +501,6 @@ mod tests {
             runs += check_runs_parse_alone(&path.display().to_string(), &src);
             files += 1;
         }
-        eprintln!("{files} files, {runs} runs parsed alone as in the whole file");
-        assert!(runs > files);
+        (files, runs)
     }
 }
