@@ -748,6 +748,7 @@ fn parsing_only_the_anchored_items_finds_what_a_whole_parse_finds() {
         }
     }
     src.push_str("fn main() { let t = (1 + 2) * m0!(3); match t { _ => {} } }\n");
+    assert!(src.len() > 8 * 1024, "large enough to be cut");
     let (_d, ws) = workspace(&[("lib.rs", src.as_bytes())]);
     let patterns = [
         "impl Default for $T { $$$B }",
@@ -796,6 +797,22 @@ fn parsing_only_the_anchored_items_finds_what_a_whole_parse_finds() {
         assert_eq!((kept.entries, kept.parsed_hits), (1, 0), "{kept:?}");
         assert!(kept.bytes < 2 * src.len(), "{kept:?}");
     }
+}
+
+/// A small file is parsed whole, so a syntax error anywhere in it is reported, even one far
+/// from the match.
+#[test]
+fn a_small_file_reports_a_syntax_error_away_from_the_match() {
+    let src = "fn a() { x.unwrap(); }\nfn b() {}\nfn c() { let = ; }\nfn d() {}\n";
+    let (_d, ws) = workspace(&[("small.rs", src.as_bytes())]);
+    let request = EditRequest {
+        ops: vec![Op::new("$X.unwrap()", "$X?")],
+        lang: Some(Lang::Rust),
+        ..EditRequest::default()
+    };
+    let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default()).unwrap();
+    assert_eq!(plan.totals.replacements, 1);
+    assert_eq!(plan.parse_errors, ["small.rs"]);
 }
 
 // ---------------------------------------------------------------------------------------

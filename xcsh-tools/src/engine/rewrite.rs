@@ -263,9 +263,9 @@ pub struct EditPlan {
     pub files: Vec<FileEdit>,
     /// Parsed files with syntax errors, sorted. They are rewritten all the same (the CLI
     /// does too), but a match inside broken code may be missing or odd: worth a look.
-    /// A Rust file whose tree
-    /// no [`cache`](EditRequest::cache) keeps can be parsed only in the top-level items where a
-    /// match can be; an error in its other items is then not seen.
+    /// A Rust file of 4 KiB or
+    /// more whose tree no [`cache`](EditRequest::cache) keeps can be parsed only in the top-level
+    /// items where a match can be; an error in its other items is then not seen.
     pub parse_errors: Vec<String>,
     /// Files not searched, by reason.
     pub skipped: Skipped,
