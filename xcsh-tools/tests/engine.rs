@@ -799,6 +799,62 @@ fn parsing_only_the_anchored_items_finds_what_a_whole_parse_finds() {
     }
 }
 
+/// Where tree-sitter-rust lexes valid Rust differently from rustc, the cut into items follows
+/// tree-sitter, as the CLI's whole-file parse does (a reviewer's reproducers, each padded past
+/// the size under which files are parsed whole).
+#[test]
+fn items_are_cut_where_tree_sitter_sees_them() {
+    use ast_grep_core::Pattern;
+    use ast_grep_core::tree_sitter::{LanguageExt, Visitor};
+    use ast_grep_language::SupportLang;
+
+    let filler: String = (0..80)
+        .map(|i| format!("fn filler{i}() -> u32 {{ let a = 1; let b = 2; a * b + 1000000 }}\n"))
+        .collect();
+    let cases = [
+        // `//*` does not nest in tree-sitter's comment scanner: the string runs to line 3.
+        (
+            "/* //* */ const S: &str = \" */\nstruct Z;\nfn g(x: Option<u8>) -> u8 { x.unwrap() } // \";\n",
+            "$X.unwrap()",
+        ),
+        // The same, the other way: `fn g` holds both structs.
+        (
+            "/* //* */ fn g() { // */\nstruct Z;\nstruct MarkerType;\n/* //* */ } // */\n",
+            "fn $F() { $$$A struct MarkerType; $$$B }",
+        ),
+        // A shebang behind a byte order mark takes the whole line.
+        (
+            "\u{feff}#!/usr/bin/env x; fn g(x: Option<u8>) -> u8 { x.unwrap() }\n",
+            "$X.unwrap()",
+        ),
+        // rustc takes `\u{1_F600}`, tree-sitter does not, and its recovery spans items.
+        (
+            "const S: &str = \"\\u{1_F600}\";\nfn g(x: Option<u8>) -> u8 { x.unwrap() }\nconst T: &str = \"\";\n",
+            "$X.unwrap()",
+        ),
+    ];
+    for (head, pat) in cases {
+        let src = format!("{head}{filler}");
+        assert!(src.len() > 4096);
+        let (_d, ws) = workspace(&[("t.rs", src.as_bytes())]);
+        let pattern = Pattern::try_new(pat, SupportLang::Rust).expect("pattern");
+        let root = SupportLang::Rust.ast_grep(&src);
+        let theirs: Vec<_> = Visitor::new(&pattern)
+            .reentrant(true)
+            .visit(root.root())
+            .map(|m| m.range())
+            .collect();
+        let request = SearchRequest {
+            patterns: vec![pat.to_owned()],
+            lang: Some(Lang::Rust),
+            ..SearchRequest::default()
+        };
+        let found = engine::search(&Scope::root(&ws), &request, &Control::default()).unwrap();
+        let ours: Vec<_> = found.matches.iter().map(|m| m.range.clone()).collect();
+        assert_eq!(ours, theirs, "`{pat}` in {head:?}");
+    }
+}
+
 /// A small file is parsed whole, so a syntax error anywhere in it is reported, even one far
 /// from the match.
 #[test]

@@ -182,8 +182,9 @@ fn with_points(src: &[u8], ranges: &[Range<usize>]) -> Vec<tree_sitter::Range> {
 /// one item ends and the next begins (as far as a lexer can tell), and the file's length.
 /// `None` when the text does not lex as Rust.
 fn item_boundaries(src: &[u8]) -> Option<Vec<usize>> {
-    // A shebang line is not a token; an inner attribute (`#![…]`) is.
-    if src.starts_with(b"#!") && !src.starts_with(b"#![") {
+    // A shebang line is not a token (an inner attribute, `#![…]`, is); tree-sitter reads one
+    // behind a byte order mark too.
+    if src.starts_with(b"\xEF\xBB\xBF") || (src.starts_with(b"#!") && !src.starts_with(b"#![")) {
         return None;
     }
     let mut bounds = vec![0];
@@ -279,10 +280,42 @@ fn word_end(src: &[u8], i: usize) -> Option<usize> {
 fn string_end(src: &[u8], mut i: usize) -> Option<usize> {
     loop {
         match src.get(i)? {
-            b'\\' => i += 2,
+            b'\\' => i = escape_end(src, i)?,
             b'"' => return Some(i + 1),
             _ => i += 1,
         }
+    }
+}
+
+/// Past the escape sequence whose `\` is at `i`, as tree-sitter-rust lexes one: `\u` takes
+/// four hex digits or `{` hex digits `}`, `\x` two, any other escape one character. `None`
+/// for what it does not lex, though rustc may (`\u{1_F600}`): its parse would have an error
+/// there, which can spread past the item.
+fn escape_end(src: &[u8], i: usize) -> Option<usize> {
+    let hex = |from: usize| {
+        src[from.min(src.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_hexdigit())
+            .count()
+    };
+    match *src.get(i + 1)? {
+        b'x' => (hex(i + 2) >= 2).then_some(i + 4),
+        b'u' if src.get(i + 2) == Some(&b'{') => {
+            let digits = hex(i + 3);
+            (digits > 0 && src.get(i + 3 + digits) == Some(&b'}')).then_some(i + 4 + digits)
+        }
+        b'u' => (hex(i + 2) >= 4).then_some(i + 6),
+        first => Some(i + 1 + utf8_width(first)),
+    }
+}
+
+/// The length of the UTF-8 character whose first byte is `first`.
+fn utf8_width(first: u8) -> usize {
+    match first {
+        0xC0..0xE0 => 2,
+        0xE0..0xF0 => 3,
+        0xF0.. => 4,
+        _ => 1,
     }
 }
 
@@ -308,18 +341,17 @@ fn raw_string_end(src: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-/// Past a char literal at `i` (`'x'`, `'\n'`, `'\u{1F600}'`), or past the `'` of a lifetime
-/// or a label.
+/// Past a char literal at `i` (`'x'`, `'\n'`, `'\u{1F600}'`, and `''`, which tree-sitter
+/// reads as one), or past the `'` of a lifetime or a label.
 fn quote_end(src: &[u8], i: usize) -> Option<usize> {
-    match src.get(i + 1)? {
-        b'\\' => Some(i + 3 + memchr::memchr(b'\'', src.get(i + 3..)?)? + 1),
-        &first => {
-            let width = match first {
-                0x00..0x80 => 1,
-                0xC0..0xE0 => 2,
-                0xE0..0xF0 => 3,
-                _ => 4,
-            };
+    match *src.get(i + 1)? {
+        b'\'' => Some(i + 2),
+        b'\\' => {
+            let end = escape_end(src, i + 1)?;
+            (src.get(end) == Some(&b'\'')).then_some(end + 1)
+        }
+        first => {
+            let width = utf8_width(first);
             Some(if src.get(i + 1 + width) == Some(&b'\'') {
                 i + 2 + width
             } else {
@@ -329,25 +361,37 @@ fn quote_end(src: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-/// Past the (nested) block comment that starts at `i`.
-fn block_comment_end(src: &[u8], mut i: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    loop {
-        match (src.get(i)?, src.get(i + 1)) {
-            (b'/', Some(b'*')) => {
-                depth += 1;
-                i += 2;
-            }
-            (b'*', Some(b'/')) => {
-                depth -= 1;
-                i += 2;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => i += 1,
-        }
+/// Past the (nested) block comment that starts at `i`, as tree-sitter-rust's scanner reads
+/// it, which the CLI's parse follows: `/*` nests and `*/` closes, but a `/` that ends a `//`
+/// does not begin a `/*` (`/* //* */` is one whole comment there, not the start of a nested
+/// one as for rustc).
+fn block_comment_end(src: &[u8], i: usize) -> Option<usize> {
+    #[derive(Clone, Copy)]
+    enum After {
+        Slash,
+        Star,
+        Other,
     }
+    let mut depth = 1usize;
+    let mut after = After::Other;
+    let mut at = i + 2;
+    while depth > 0 {
+        after = match (after, *src.get(at)?) {
+            (After::Slash, b'*') => {
+                depth += 1;
+                After::Other
+            }
+            (After::Star, b'/') => {
+                depth -= 1;
+                After::Other
+            }
+            (After::Star, b'*') | (After::Other, b'*') => After::Star,
+            (After::Other, b'/') => After::Slash,
+            _ => After::Other,
+        };
+        at += 1;
+    }
+    Some(at)
 }
 
 #[cfg(test)]
@@ -402,6 +446,24 @@ mod tests {
     }
 
     #[test]
+    fn block_comments_nest_as_tree_sitter_reads_them() {
+        // `//*` opens nothing for tree-sitter-rust (rustc nests there): the comment ends at
+        // the first `*/`, and the `;` inside the string is no cut.
+        assert_eq!(
+            runs("/* //* */ const S: &str = \" */ ; \"; fn f() {}").unwrap(),
+            ["/* //* */ const S: &str = \" */ ; \";", " fn f() {}"]
+        );
+        assert_eq!(
+            runs("/* /* */ ; */ fn f() {} /***/ const X: u8 = 1;").unwrap(),
+            ["/* /* */ ; */ fn f() {}", " /***/ const X: u8 = 1;"]
+        );
+        assert_eq!(
+            runs("const C: [char; 2] = ['\\u{7D}', ''];").unwrap().len(),
+            1
+        );
+    }
+
+    #[test]
     fn what_does_not_lex_is_not_cut() {
         for src in [
             "fn f() { \"open }",
@@ -409,6 +471,9 @@ mod tests {
             "fn f() { ( }",
             "fn f() } {",
             "#!/usr/bin/env run-cargo-script\nfn main() {}",
+            "\u{feff}fn main() {}",
+            "const S: &str = \"\\u{1_F600}\"; fn f() {}",
+            "const C: char = '\\x4'; fn f() {}",
         ] {
             assert_eq!(item_boundaries(src.as_bytes()), None, "{src}");
         }
