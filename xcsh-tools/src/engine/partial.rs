@@ -26,6 +26,7 @@
 
 use std::cell::RefCell;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use ast_grep_core::tree_sitter::{LanguageExt as _, StrDoc};
 use ast_grep_core::{AstGrep, Matcher as _};
@@ -35,6 +36,7 @@ use tree_sitter::{Parser, Point};
 use super::Lang;
 use super::matching::{Root, has_syntax_error};
 use super::pattern::{LangOps, OpKind};
+use super::prefilter::Anchors;
 
 /// Parsing only the anchored items pays when they are less than this share of the file.
 const WORTH_IT: f64 = 0.8;
@@ -70,22 +72,27 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
-/// The ranges of a cold parse of `text` for the ops in `may_match`: `None` (the whole file)
-/// unless each of them is a pattern that cannot match the whole file and has anchors.
+/// The ranges of a cold parse of `text` for the ops in `may_match`, whose anchors are
+/// `anchors` (same order): `None` (the whole file) unless each of them is a pattern that
+/// cannot match the whole file and has anchors.
 pub(crate) fn ranges_for(
     text: &str,
     lang: Lang,
     ops: &LangOps,
     may_match: &[usize],
+    anchors: &[Option<Anchors>],
 ) -> Option<Vec<Range<usize>>> {
     if lang != Lang::Rust || text.len() < SMALL_FILE {
         return None;
     }
-    let source_file = SupportLang::Rust
-        .get_ts_language()
-        .id_for_node_kind("source_file", true);
-    let mut anchors = Vec::new();
-    for &i in may_match {
+    static SOURCE_FILE: OnceLock<u16> = OnceLock::new();
+    let source_file = *SOURCE_FILE.get_or_init(|| {
+        SupportLang::Rust
+            .get_ts_language()
+            .id_for_node_kind("source_file", true)
+    });
+    let mut occurrences = Vec::new();
+    for (&i, anchors) in may_match.iter().zip(anchors) {
         let OpKind::Pattern { pattern, .. } = &ops.ops[i].kind else {
             return None;
         };
@@ -93,9 +100,9 @@ pub(crate) fn ranges_for(
         if kinds.contains(usize::from(source_file)) {
             return None;
         }
-        anchors.extend(ops.prefilter.anchors(i, text.as_bytes())?.occurrences());
+        occurrences.extend(anchors.as_ref()?.occurrences());
     }
-    anchored_items(text, anchors)
+    anchored_items(text, occurrences)
 }
 
 /// The byte ranges of Rust `text` worth parsing to find every match that covers one of

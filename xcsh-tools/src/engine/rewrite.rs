@@ -397,7 +397,7 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
     if is_rule {
         rule_edits(&root, &c.text, c.ops, &c.may_match, &mut result, &mut edits);
     }
-    for &i in &c.may_match {
+    for (&i, anchors) in c.may_match.iter().zip(&c.anchors) {
         let op = &c.ops.ops[i];
         let OpKind::Pattern {
             pattern,
@@ -407,7 +407,6 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
         else {
             continue;
         };
-        let anchors = c.ops.prefilter.anchors(i, c.text.as_bytes());
         let mut matches = 0;
         for_each_match(&root, pattern, false, anchors.as_ref(), |m| {
             matches += 1;

@@ -220,7 +220,7 @@ fn search_file(c: Candidate<'_>) -> (PathBuf, String, bool, Vec<Match>) {
             }
         }
     }
-    for &i in &c.may_match {
+    for (&i, anchors) in c.may_match.iter().zip(&c.anchors) {
         let op = &c.ops.ops[i];
         let OpKind::Pattern {
             pattern, captures, ..
@@ -228,7 +228,6 @@ fn search_file(c: Candidate<'_>) -> (PathBuf, String, bool, Vec<Match>) {
         else {
             continue;
         };
-        let anchors = c.ops.prefilter.anchors(i, c.text.as_bytes());
         for_each_match(&root, pattern, true, anchors.as_ref(), |m| {
             found.push(to_match(&m, op.index, captures));
         });

@@ -27,7 +27,8 @@ use serde::Serialize;
 
 use super::cache::{ParseCache, Stat};
 use super::matching::{Root, parse};
-use super::pattern::LangOps;
+use super::pattern::{LangOps, OpKind};
+use super::prefilter::Anchors;
 use super::{CompiledOps, Control, EngineError, Lang, Progress, partial};
 use crate::changeset::Fingerprint;
 use crate::workspace::{Workspace, is_apply_state, is_temp_artifact};
@@ -174,6 +175,9 @@ pub(crate) struct Candidate<'a> {
     pub ops: &'a LangOps,
     /// Positions in `ops.ops` of the ops whose literals all occur in the file.
     pub may_match: Vec<usize>,
+    /// For each of those, in the same order, where a match of a pattern op must be
+    /// ([`Prefilter::anchors`](super::prefilter::Prefilter::anchors); `None` for a rule).
+    pub anchors: Vec<Option<Anchors>>,
 }
 
 /// What a walk saw besides the candidates it handed over.
@@ -422,12 +426,20 @@ impl Shared<'_> {
             return false;
         }
         self.parsed.fetch_add(1, Ordering::Relaxed);
+        // Found once: they choose what to parse here and where to look for matches later.
+        let anchors: Vec<Option<Anchors>> = may_match
+            .iter()
+            .map(|&i| match lang_ops.ops[i].kind {
+                OpKind::Pattern { .. } => lang_ops.prefilter.anchors(i, text.as_bytes()),
+                OpKind::Rule(_) => None,
+            })
+            .collect();
         if root.is_none() {
             // A tree no cache will keep serves this call only: parse just the items a match
             // can be in (see `partial`). A kept tree is whole, for every later pattern.
             let ranges = match self.cache {
                 Some(cache) if cache.would_keep_tree(text.len()) => None,
-                _ => partial::ranges_for(&text, lang, lang_ops, &may_match),
+                _ => partial::ranges_for(&text, lang, lang_ops, &may_match, &anchors),
             };
             let whole = ranges.is_none();
             root = match ranges {
@@ -455,6 +467,7 @@ impl Shared<'_> {
             root,
             ops: lang_ops,
             may_match,
+            anchors,
         })
     }
 
