@@ -418,10 +418,14 @@ impl Workspace {
             });
         }
         let mut pieces = VecDeque::new();
-        if !user.has_root() {
+        // The root is canonical (no links in it), so a path below it is walked from the root
+        // rather than from `/`: the same answer, without looking at every ancestor again (a
+        // preview stages hundreds of absolute paths).
+        let below_root = user.strip_prefix(&self.root).ok();
+        if !user.has_root() || below_root.is_some() {
             pieces.push_back(Piece::Root(self.root.to_path_buf()));
         }
-        pieces.extend(Self::pieces_of(user));
+        pieces.extend(Self::pieces_of(below_root.unwrap_or(user)));
         Ok(pieces)
     }
 
@@ -579,7 +583,14 @@ pub(crate) fn read_no_follow(
     path: &Path,
     max: Option<u64>,
 ) -> io::Result<(Vec<u8>, std::fs::Metadata)> {
-    use std::io::Read as _;
+    let (file, meta) = open_no_follow(path)?;
+    let cap = max.map_or(meta.len(), |m| m.min(meta.len()));
+    Ok((read_at_most(&file, cap, max)?, meta))
+}
+
+/// Opens the regular file at `path` for reading as [`read_no_follow`] does, with the metadata
+/// of what was opened (taken from the open file, not the path).
+pub(crate) fn open_no_follow(path: &Path) -> io::Result<(std::fs::File, std::fs::Metadata)> {
     #[cfg(unix)]
     let file = {
         use rustix::fs::{Mode, OFlags};
@@ -592,13 +603,22 @@ pub(crate) fn read_no_follow(
     if !meta.is_file() {
         return Err(io::Error::other("not a regular file any more"));
     }
-    let cap = max.map_or(meta.len(), |m| m.min(meta.len()));
-    let mut bytes = Vec::with_capacity(usize::try_from(cap).unwrap_or(0).saturating_add(1));
+    Ok((file, meta))
+}
+
+/// Reads `file` to its end, or `max + 1` bytes at most; `expected` sizes the buffer.
+pub(crate) fn read_at_most(
+    file: &std::fs::File,
+    expected: u64,
+    max: Option<u64>,
+) -> io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0).saturating_add(1));
     match max {
         Some(max) => file.take(max.saturating_add(1)).read_to_end(&mut bytes)?,
-        None => (&file).read_to_end(&mut bytes)?,
+        None => (&*file).read_to_end(&mut bytes)?,
     };
-    Ok((bytes, meta))
+    Ok(bytes)
 }
 
 /// The marker `ChangeSet` puts in the names of its temporary files.

@@ -336,7 +336,7 @@ impl Shared<'_> {
     }
 
     /// Handles one file of language `lang`; `false` stops the walk.
-    fn file(&self, path: &Path, lang: Lang, size: Option<u64>) -> bool {
+    fn file(&self, path: &Path, lang: Lang) -> bool {
         if self.ctl.is_cancelled() {
             self.cancelled.store(true, Ordering::Relaxed);
             return false;
@@ -347,7 +347,7 @@ impl Shared<'_> {
             return false;
         }
         self.langs_seen[lang as usize].store(true, Ordering::Relaxed);
-        let matched = self.search_file(path, lang, size);
+        let matched = self.search_file(path, lang);
         let files_matched = if matched {
             self.matched.fetch_add(1, Ordering::Relaxed) + 1
         } else {
@@ -362,29 +362,20 @@ impl Shared<'_> {
         true
     }
 
-    fn search_file(&self, path: &Path, lang: Lang, size: Option<u64>) -> bool {
+    fn search_file(&self, path: &Path, lang: Lang) -> bool {
         let Some(lang_ops) = self.ops.for_lang(lang) else {
             return false;
         };
         let display = || self.ws.display(path);
         // With a cache, the file's metadata says whether its kept copy can be used unread.
+        // Without one the file is not looked at before it is opened: the open file's own
+        // metadata tells its size (one path lookup per file, not two).
         let stat = self
             .cache
             .and_then(|_| std::fs::symlink_metadata(path).ok())
             .filter(std::fs::Metadata::is_file)
             .map(|meta| Stat::of(&meta));
-        let size = match (stat, size) {
-            (Some(stat), _) => stat.len(),
-            (None, Some(size)) => size,
-            (None, None) => match std::fs::metadata(path) {
-                Ok(meta) => meta.len(),
-                Err(e) => {
-                    self.note(SkipReason::Unreadable(e.to_string()), display());
-                    return false;
-                }
-            },
-        };
-        if size > self.opts.max_file_bytes {
+        if stat.is_some_and(|stat| stat.len() > self.opts.max_file_bytes) {
             self.note(SkipReason::TooLarge, display());
             return false;
         }
@@ -474,8 +465,12 @@ impl Shared<'_> {
     /// Reads a file as text: `None` (noted) when it cannot be read, is empty (silently), is
     /// binary, grew past the limit or is not UTF-8.
     fn read_text(&self, path: &Path, display: &dyn Fn() -> String) -> Option<Arc<str>> {
-        let bytes = match read_file_no_follow(path) {
-            Ok(bytes) => bytes,
+        let bytes = match read_file_no_follow(path, self.opts.max_file_bytes) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => {
+                self.note(SkipReason::TooLarge, display());
+                return None;
+            }
             Err(e) => {
                 self.note(SkipReason::Unreadable(e.to_string()), display());
                 return None;
@@ -489,7 +484,7 @@ impl Shared<'_> {
             self.note(SkipReason::Binary, display());
             return None;
         }
-        // Grown files are re-checked here: the size above came from the directory entry.
+        // A file that grew while it was read.
         if bytes.len() as u64 > self.opts.max_file_bytes {
             self.note(SkipReason::TooLarge, display());
             return None;
@@ -533,16 +528,21 @@ impl Shared<'_> {
         if !filters.keep(path) {
             return true;
         }
-        let size = entry.metadata().ok().map(|m| m.len());
-        self.file(path, lang, size)
+        self.file(path, lang)
     }
 }
 
 /// Reads a file the walk found or the scope named, refusing a symbolic link (or anything but
 /// a regular file) in its place: between the walker's look and this read, the file may have
 /// been swapped for a link leading out of the workspace root, whose target must not be read.
-fn read_file_no_follow(path: &Path) -> std::io::Result<Vec<u8>> {
-    crate::workspace::read_no_follow(path, None).map(|(bytes, _)| bytes)
+/// `Ok(None)` when the file opened is larger than `max` bytes: it is not read. (One that grows
+/// past `max` while being read comes back with `max + 1` bytes.)
+fn read_file_no_follow(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let (file, meta) = crate::workspace::open_no_follow(path)?;
+    if meta.len() > max {
+        return Ok(None);
+    }
+    crate::workspace::read_at_most(&file, meta.len(), Some(max)).map(Some)
 }
 
 fn err_path(err: &ignore::Error) -> Option<&Path> {
@@ -604,7 +604,7 @@ pub(crate) fn walk(
                         });
                     }
                 };
-                shared.file(&path, lang, None);
+                shared.file(&path, lang);
             }
             ws.display(&path)
         }
