@@ -246,26 +246,35 @@ impl CompiledOps {
     }
 
     /// Search patterns compiled for the near-miss pass: a file is worth parsing when it holds
-    /// any one of a pattern's literal leaves, not all of them.
+    /// any one of a pattern's literal leaves, not all of them. `None` when that lets through
+    /// no file [`for_search`](Self::for_search) does not: every pattern needs at most one
+    /// literal, the same for both (a misspelt `frobnicate($A)`), so the files holding any of
+    /// them are the files holding all of them, which the pass has already looked at.
     pub(crate) fn for_near_misses(
         patterns: &[String],
         lang: Option<Lang>,
-    ) -> Result<Self, EngineError> {
+    ) -> Result<Option<Self>, EngineError> {
         let mut ops = Self::for_search(patterns, lang)?;
+        let mut adds_files = false;
         for &lang in Lang::ALL {
             if let Some(lang_ops) = ops.by_lang[lang as usize].as_mut() {
-                let literals = lang_ops
+                let literals: Vec<Vec<Literal>> = lang_ops
                     .ops
                     .iter()
                     .map(|op| match &op.kind {
-                        OpKind::Pattern { pattern, .. } => leaf_literals(pattern, lang),
+                        OpKind::Pattern { pattern, .. } => {
+                            let leaves = leaf_literals(pattern, lang);
+                            adds_files |=
+                                leaves.len() > 1 || leaves != required_literals(pattern, lang);
+                            leaves
+                        }
                         OpKind::Rule(_) => Vec::new(),
                     })
                     .collect();
                 lang_ops.prefilter = Prefilter::any_of(lang, literals);
             }
         }
-        Ok(ops)
+        Ok(adds_files.then_some(ops))
     }
 
     fn compile(items: Vec<Item<'_>>, explicit: Option<Lang>) -> Result<Self, EngineError> {
@@ -789,6 +798,24 @@ mod tests {
             Ok(_) => panic!("expected an error for {ops:?}"),
             Err(e) => e.to_string(),
         }
+    }
+
+    #[test]
+    fn the_near_miss_pass_widens_the_search_only_where_that_adds_files() {
+        let widens = |pats: &[&str]| {
+            let pats: Vec<String> = pats.iter().map(|p| (*p).to_owned()).collect();
+            CompiledOps::for_near_misses(&pats, Some(Lang::Rust))
+                .unwrap()
+                .is_some()
+        };
+        // One literal, required as it is: the files holding any are those holding all.
+        assert!(!widens(&["frobnicate($A)"]));
+        assert!(!widens(&["$X.frobnicate()", "match $E { $$$A }"]));
+        // Two literals, or one the search requires in another form (`+` as an operator
+        // whose leaf is not a literal at all): more files hold some than all.
+        assert!(widens(&["Arc::new($A)"]));
+        assert!(widens(&["$A + $B"]));
+        assert!(widens(&["frobnicate($A)", "Arc::new($A)"]));
     }
 
     #[test]

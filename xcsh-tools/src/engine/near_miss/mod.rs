@@ -114,7 +114,7 @@ pub fn near_misses(
     } = *within;
     // First the files holding every literal of a pattern (those the search itself parsed,
     // so a cache has their trees), then, while time is left and fewer than enough were found,
-    // the files holding any one of them.
+    // the files holding any one of them (unless those are the same files).
     let (Ok(strict), Ok(relaxed)) = (
         CompiledOps::for_search(patterns, lang),
         CompiledOps::for_near_misses(patterns, lang),
@@ -140,7 +140,10 @@ pub fn near_misses(
                 timer_stop.cancel();
             }
         });
-        for (first_phase, ops) in [(true, &strict), (false, &relaxed)] {
+        for (first_phase, ops) in [(true, Some(&strict)), (false, relaxed.as_ref())] {
+            let Some(ops) = ops else {
+                break;
+            };
             if !first_phase && lock(&found) >= MAX_NEAR_MISSES {
                 break;
             }
