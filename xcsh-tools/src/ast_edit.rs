@@ -9,7 +9,7 @@ use xcsh_macros::{custom_tool, pending, tool_param};
 
 use crate::changeset::{ApplyError, ChangeSet};
 use crate::config::AstToolsConfig;
-use crate::engine::{self, EditPlan, EditRequest, Op, Within, preview, with_near_misses};
+use crate::engine::{self, EditPlan, EditRequest, Op, Within, preview, search_then_near_misses};
 use crate::run::{
     first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };
@@ -137,12 +137,13 @@ impl AstEdit {
                 walk: &request.walk,
                 cache: request.cache.as_ref(),
             };
-            with_near_misses(
+            search_then_near_misses(
                 &within,
                 &near_pats,
                 control,
                 || engine::plan_edits(&scope, &request, control),
                 |plan| plan.totals.replacements == 0,
+                |plan| plan.totals.files_parsed == 0,
             )
         })
         .await?

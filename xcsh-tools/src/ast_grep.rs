@@ -7,7 +7,7 @@ use xcsh_core::{AgentToolResult, CustomTool, ToolContext, ToolError};
 use xcsh_macros::custom_tool;
 
 use crate::config::AstToolsConfig;
-use crate::engine::{self, NearMiss, SearchRequest, SearchResult, Within, with_near_misses};
+use crate::engine::{self, NearMiss, SearchRequest, SearchResult, Within, search_then_near_misses};
 use crate::run::{
     first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };
@@ -111,12 +111,13 @@ impl AstGrep {
                 walk: &request.walk,
                 cache: request.cache.as_ref(),
             };
-            with_near_misses(
+            search_then_near_misses(
                 &within,
                 &near_pats,
                 control,
                 || engine::search(&scope, &request, control),
                 |result| result.matches.is_empty(),
+                |result| result.totals.files_parsed == 0,
             )
         })
         .await?

@@ -628,3 +628,63 @@ async fn an_answer_that_found_nothing_shows_near_misses_with_patterns_that_match
     );
     assert!(s.pending().peek().is_none());
 }
+
+/// How many files a session's cache was asked about: one per file per walk.
+fn lookups(cache: &xcsh_tools::engine::ParseCache) -> u64 {
+    let stats = cache.stats();
+    stats.misses + stats.text_hits + stats.parsed_hits
+}
+
+#[tokio::test]
+async fn an_answer_that_found_nothing_walks_again_only_where_a_near_miss_can_be() {
+    use xcsh_tools::engine::ParseCache;
+    let dir = workspace();
+    let root = dir.path();
+    let cache = ParseCache::new(16 << 20);
+    let s = Session::builder()
+        .suite(xcsh_tools::builtin_suite())
+        .extension(cache.clone())
+        .workspace_root(root)
+        .build()
+        .unwrap();
+    let rust_files = 2;
+
+    // No file holds `frobnicate`: the search parses nothing, and with one literal no walk
+    // could find a near miss. One walk in all, for either tool.
+    for (tool, args) in [
+        ("ast_grep", json!({"pat": "frobnicate($A)", "lang": "rust"})),
+        (
+            "ast_edit",
+            json!({"ops": [{"pat": "frobnicate($A)", "out": "f($A)"}], "lang": "rust"}),
+        ),
+    ] {
+        let before = lookups(&cache);
+        let found = s.call(tool, args).await;
+        assert!(!found.is_error, "{}", found.text_content());
+        assert!(!found.text_content().contains("Near misses"), "{tool}");
+        assert_eq!(
+            lookups(&cache) - before,
+            rust_files,
+            "{tool}: {:?}",
+            cache.stats()
+        );
+    }
+
+    // `load().expect()` holds neither word in sequence; the files holding either one are
+    // walked for near misses, and `load().unwrap()` is found.
+    let before = lookups(&cache);
+    let found = s
+        .call(
+            "ast_grep",
+            json!({"pat": "load().expect()", "lang": "rust"}),
+        )
+        .await;
+    let text = found.text_content();
+    assert!(text.contains("src/a.rs:2"), "{text}");
+    assert_eq!(
+        lookups(&cache) - before,
+        2 * rust_files,
+        "{:?}",
+        cache.stats()
+    );
+}

@@ -58,6 +58,7 @@ pub use crate::changeset::Fingerprint;
 pub use cache::{CacheStats, DEFAULT_CACHE_BYTES, ParseCache, RACY_WINDOW, TREE_BYTES_PER_NODE};
 pub use error::EngineError;
 pub use lang::Lang;
+pub(crate) use near_miss::search_then_near_misses;
 pub use near_miss::{
     MAX_NEAR_MISSES, NEAR_MISS_FLOOR, NearMiss, Within, near_miss_deadline, near_misses,
     with_near_misses,

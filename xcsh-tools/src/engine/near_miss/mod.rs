@@ -106,6 +106,19 @@ pub fn near_misses(
     deadline: Instant,
     ctl: &Control<'_>,
 ) -> Vec<NearMiss> {
+    near_misses_in(within, patterns, unmatched, deadline, ctl, true)
+}
+
+/// [`near_misses`], looking first in the files holding every literal of a pattern only when
+/// `strict`: a search over the same patterns that parsed no file has shown there are none.
+fn near_misses_in(
+    within: &Within<'_>,
+    patterns: &[String],
+    unmatched: &[usize],
+    deadline: Instant,
+    ctl: &Control<'_>,
+    strict: bool,
+) -> Vec<NearMiss> {
     let Within {
         scope,
         lang,
@@ -115,12 +128,16 @@ pub fn near_misses(
     // First the files holding every literal of a pattern (those the search itself parsed,
     // so a cache has their trees), then, while time is left and fewer than enough were found,
     // the files holding any one of them (unless those are the same files).
-    let (Ok(strict), Ok(relaxed)) = (
+    let (Ok(all_of), Ok(any_of)) = (
         CompiledOps::for_search(patterns, lang),
         CompiledOps::for_near_misses(patterns, lang),
     ) else {
         return Vec::new();
     };
+    let phases = [(true, strict.then_some(&all_of)), (false, any_of.as_ref())];
+    if phases.iter().all(|(_, ops)| ops.is_none()) {
+        return Vec::new();
+    }
     let stop = CancelFlag::default();
     let own = Control {
         cancel: Some(&stop),
@@ -140,9 +157,9 @@ pub fn near_misses(
                 timer_stop.cancel();
             }
         });
-        for (first_phase, ops) in [(true, Some(&strict)), (false, relaxed.as_ref())] {
+        for (first_phase, ops) in phases {
             let Some(ops) = ops else {
-                break;
+                continue;
             };
             if !first_phase && lock(&found) >= MAX_NEAR_MISSES {
                 break;
@@ -243,7 +260,8 @@ fn file_near_misses(c: &Candidate<'_>, unmatched: &[usize], deadline: Instant) -
 /// every one of `patterns` over the same scope, given three quarters of the time the search
 /// took (at least [`NEAR_MISS_FLOOR`]): an answer that found nothing costs at most about
 /// twice the search. With the search's cache, the pass reuses the trees it just parsed. This
-/// is what `ast_grep` and `ast_edit` do.
+/// is what `ast_grep` and `ast_edit` do; as their search also says whether it parsed any
+/// file, they skip the pass's look at the files holding every literal when there are none.
 ///
 /// ```
 /// use xcsh_tools::engine::{self, Control, Lang, Scope, SearchRequest, Within, with_near_misses};
@@ -271,6 +289,20 @@ pub fn with_near_misses<T>(
     search: impl FnOnce() -> Result<T, EngineError>,
     found_nothing: impl Fn(&T) -> bool,
 ) -> Result<(T, Vec<NearMiss>), EngineError> {
+    search_then_near_misses(within, patterns, control, search, found_nothing, |_| false)
+}
+
+/// [`with_near_misses`] for a search of exactly `patterns` over `within` (the built-in
+/// tools' own), which says whether it parsed no file: then no file holds every literal of a
+/// pattern, and the pass does not walk again to find none.
+pub(crate) fn search_then_near_misses<T>(
+    within: &Within<'_>,
+    patterns: &[String],
+    control: &Control<'_>,
+    search: impl FnOnce() -> Result<T, EngineError>,
+    found_nothing: impl Fn(&T) -> bool,
+    parsed_none: impl Fn(&T) -> bool,
+) -> Result<(T, Vec<NearMiss>), EngineError> {
     let started = Instant::now();
     let result = search()?;
     if patterns.is_empty() || !found_nothing(&result) {
@@ -278,7 +310,8 @@ pub fn with_near_misses<T>(
     }
     let deadline = near_miss_deadline(started.elapsed());
     let unmatched: Vec<usize> = (0..patterns.len()).collect();
-    let misses = near_misses(within, patterns, &unmatched, deadline, control);
+    let strict = !parsed_none(&result);
+    let misses = near_misses_in(within, patterns, &unmatched, deadline, control, strict);
     Ok((result, misses))
 }
 
