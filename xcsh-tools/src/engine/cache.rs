@@ -314,9 +314,7 @@ impl ParseCache {
     /// fits in the budget once every entry that may be evicted (one neither this call nor
     /// the one before used) is gone. A tree that would not be kept need not be whole.
     pub(crate) fn would_keep_tree(&self, text_len: usize) -> bool {
-        let cost = text_len
-            .saturating_mul(2)
-            .saturating_add(text_len / SOURCE_BYTES_PER_NODE * TREE_BYTES_PER_NODE);
+        let cost = charge(text_len, Some(text_len / SOURCE_BYTES_PER_NODE));
         if cost > self.budget {
             return false;
         }
@@ -355,10 +353,19 @@ impl ParseCache {
 
 /// What an entry is charged: its text, and a tree's own copy of the text and its nodes.
 fn cost_of(text: &str, root: Option<&Root>) -> usize {
-    text.len()
-        + root.map_or(0, |r| {
-            text.len() + r.root().get_inner_node().descendant_count() * TREE_BYTES_PER_NODE
-        })
+    charge(
+        text.len(),
+        root.map(|r| r.root().get_inner_node().descendant_count()),
+    )
+}
+
+/// The charge for `text_len` bytes of text and, when parsed, a tree of `nodes` nodes.
+fn charge(text_len: usize, nodes: Option<usize>) -> usize {
+    nodes.map_or(text_len, |nodes| {
+        text_len
+            .saturating_mul(2)
+            .saturating_add(nodes.saturating_mul(TREE_BYTES_PER_NODE))
+    })
 }
 
 impl Inner {

@@ -37,6 +37,7 @@ use super::Lang;
 use super::matching::{Root, has_syntax_error};
 use super::pattern::{LangOps, OpKind};
 use super::prefilter::Anchors;
+use super::rewrite::LineCounter;
 
 /// Parsing only the anchored items pays when they are less than this share of the file.
 const WORTH_IT: f64 = 0.8;
@@ -132,7 +133,7 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>) -> Option<Vec<Rang
 /// Parses only `ranges` of `text` (from [`anchored_items`]); the whole file instead when that
 /// parse has a syntax error. `None` only when tree-sitter gives up, as [`super::matching::parse`].
 pub(crate) fn parse_ranges(text: &str, ranges: &[Range<usize>]) -> Option<Root> {
-    let included = with_points(text.as_bytes(), ranges);
+    let included = with_points(text, ranges);
     let tree = PARSER.with(|cell| {
         let mut cell = cell.borrow_mut();
         let parser = match &mut *cell {
@@ -162,17 +163,11 @@ pub(crate) fn parse_ranges(text: &str, ranges: &[Range<usize>]) -> Option<Root> 
 }
 
 /// tree-sitter's ranges carry line and column (in bytes) besides byte offsets.
-fn with_points(src: &[u8], ranges: &[Range<usize>]) -> Vec<tree_sitter::Range> {
-    let mut row = 0;
-    let mut line_start = 0;
-    let mut at = 0;
+fn with_points(src: &str, ranges: &[Range<usize>]) -> Vec<tree_sitter::Range> {
+    let mut lines = LineCounter::new(src);
     let mut point = |offset: usize| {
-        for nl in memchr::memchr_iter(b'\n', &src[at..offset]) {
-            row += 1;
-            line_start = at + nl + 1;
-        }
-        at = offset;
-        Point::new(row, offset - line_start)
+        let (row, column) = lines.point(offset);
+        Point::new(row, column)
     };
     ranges
         .iter()

@@ -262,10 +262,10 @@ pub struct EditPlan {
     /// Changed files, sorted by path; each has at least one replacement.
     pub files: Vec<FileEdit>,
     /// Parsed files with syntax errors, sorted. They are rewritten all the same (the CLI
-    /// does too), but a match inside broken code may be missing or odd: worth a look.
-    /// A Rust file of 4 KiB or
-    /// more whose tree no [`cache`](EditRequest::cache) keeps can be parsed only in the top-level
-    /// items where a match can be; an error in its other items is then not seen.
+    /// does too), but a match inside broken code may be missing or odd: worth a look. A Rust
+    /// file of 4 KiB or more whose tree no [`cache`](EditRequest::cache) keeps can be parsed
+    /// only in the top-level items where a match can be; an error in its other items is then
+    /// not seen.
     pub parse_errors: Vec<String>,
     /// Files not searched, by reason.
     pub skipped: Skipped,
@@ -346,7 +346,21 @@ impl<'a> LineCounter<'a> {
         }
     }
 
+    /// 1-based line and column (in characters) of `offset`.
     pub(crate) fn position(&mut self, offset: usize) -> (usize, usize) {
+        let line_start = self.advance(offset);
+        let column = self.src[line_start..offset].chars().count() + 1;
+        (self.line, column)
+    }
+
+    /// 0-based row and column in bytes of `offset`: tree-sitter's `Point`.
+    pub(crate) fn point(&mut self, offset: usize) -> (usize, usize) {
+        let line_start = self.advance(offset);
+        (self.line - 1, offset - line_start)
+    }
+
+    /// Counts the lines up to `offset`; returns where its line starts.
+    fn advance(&mut self, offset: usize) -> usize {
         if offset < self.at {
             // Not increasing (nested search matches): start over.
             *self = Self::new(self.src);
@@ -357,8 +371,7 @@ impl<'a> LineCounter<'a> {
             self.line_start = self.at + nl + 1;
         }
         self.at = offset;
-        let column = self.src[self.line_start..offset].chars().count() + 1;
-        (self.line, column)
+        self.line_start
     }
 }
 

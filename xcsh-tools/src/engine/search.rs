@@ -110,9 +110,9 @@ pub struct SearchTotals {
 pub struct SearchResult {
     /// Matches sorted by path, then position.
     pub matches: Vec<Match>,
-    /// Parsed files with syntax errors, sorted. A Rust file of 4 KiB or
-    /// more whose tree no [`cache`](SearchRequest::cache) keeps can be parsed only in the top-level
-    /// items where a match can be; an error in its other items is then not seen.
+    /// Parsed files with syntax errors, sorted. A Rust file of 4 KiB or more whose tree no
+    /// [`cache`](SearchRequest::cache) keeps can be parsed only in the top-level items where
+    /// a match can be; an error in its other items is then not seen.
     pub parse_errors: Vec<String>,
     /// Files not searched, by reason.
     pub skipped: Skipped,
