@@ -2,8 +2,10 @@
 //!
 //! An agent calls `ast_grep` and `ast_edit` many times over the same workspace. A cold call
 //! walks the tree, reads every file of the language, filters, and parses the candidates;
-//! parsing dominates. A [`ParseCache`] keeps, per file, its text and (once a call needed it)
-//! its parse tree, so the next call over an unchanged file neither reads nor parses it again.
+//! parsing dominates. A [`ParseCache`] keeps, per file, its text, the words in it (so that the
+//! prefilter can rule out a file that lacks an identifier without searching its text) and
+//! (once a call needed it) its parse tree, so the next call over an unchanged file neither
+//! reads nor parses it again.
 //!
 //! **Validated on every use.** An entry remembers the file's metadata (length, modification
 //! and change times, inode) and the [`Fingerprint`] of the text it holds. A file whose metadata
@@ -14,7 +16,7 @@
 //! read is the one kept. An edit between two calls, by xcsh or by anything else, is therefore
 //! always seen; apply re-checks every file itself, as it always did.
 //!
-//! **Bounded.** Each entry is charged its text and an estimate of its tree
+//! **Bounded.** Each entry is charged its text, its words and an estimate of its tree
 //! ([`TREE_BYTES_PER_NODE`] per node); past the budget the least recently used entries are
 //! evicted, but never one that this call or the one before it used: a call over more files
 //! than the budget holds keeps what fits and stops admitting (evicting the entries it or its
@@ -23,15 +25,17 @@
 //! is parsed as without a cache (a Rust file only around where a match can be), and only its
 //! text is kept.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::fmt;
 use std::fs::Metadata;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use super::Lang;
 use super::matching::Root;
+use super::prefilter::Words;
 use crate::changeset::Fingerprint;
 
 /// The budget of [`ParseCache::global`], the cache the built-in tools use when the session
@@ -86,7 +90,7 @@ pub struct ParseCache {
 pub struct CacheStats {
     /// Files kept.
     pub entries: usize,
-    /// Bytes charged for them (text and estimated trees), at most the budget.
+    /// Bytes charged for them (text, words and estimated trees), at most the budget.
     pub bytes: usize,
     /// Lookups that reused a kept tree.
     pub parsed_hits: u64,
@@ -107,11 +111,15 @@ impl fmt::Debug for ParseCache {
     }
 }
 
+/// An entry's key: the file's absolute path, as bytes (the walk spells each path one way),
+/// shared by the map and the order of use.
+type Key = Arc<OsStr>;
+
 #[derive(Default)]
 struct Inner {
-    entries: HashMap<(PathBuf, Lang), Entry>,
+    entries: foldhash::HashMap<Key, Entry>,
     /// Last use → key, oldest first.
-    by_use: BTreeMap<u64, (PathBuf, Lang)>,
+    by_use: BTreeMap<u64, Key>,
     clock: u64,
     /// The clock when the current call began.
     call_began: u64,
@@ -121,9 +129,14 @@ struct Inner {
 }
 
 struct Entry {
+    /// Its key again, for the order of use.
+    key: Key,
+    /// The language it was parsed as: a look-up as another one misses (and replaces it).
+    lang: Lang,
     stat: Stat,
     fingerprint: Fingerprint,
     text: Arc<str>,
+    words: Arc<Words>,
     root: Option<Arc<Root>>,
     cost: usize,
     last_use: u64,
@@ -166,6 +179,8 @@ impl Stat {
 /// A kept file handed to a walk.
 pub(crate) struct Hit {
     pub text: Arc<str>,
+    /// The text's words, for the prefilter to rule literals out without searching the text.
+    pub words: Arc<Words>,
     pub root: Option<Arc<Root>>,
 }
 
@@ -225,9 +240,10 @@ impl ParseCache {
             return None;
         }
         let mut inner = self.lock();
-        let key = (path.to_path_buf(), lang);
-        let usable = inner.entries.get(&key).is_some_and(|e| {
-            e.stat == *stat
+        let key = path.as_os_str();
+        let usable = inner.entries.get(key).is_some_and(|e| {
+            e.lang == lang
+                && e.stat == *stat
                 && e.stat.modified.is_some_and(|m| {
                     e.verified
                         .duration_since(m)
@@ -237,7 +253,7 @@ impl ParseCache {
         if !usable {
             return None;
         }
-        inner.touch(&key)
+        inner.touch(key)
     }
 
     /// The kept tree of `path` when the text just read has the fingerprint kept (its metadata
@@ -253,9 +269,10 @@ impl ParseCache {
             return None;
         }
         let mut inner = self.lock();
-        let key = (path.to_path_buf(), lang);
-        let same = inner.entries.get_mut(&key).and_then(|entry| {
-            (entry.fingerprint == fingerprint && entry.root.is_some()).then(|| {
+        let key = path.as_os_str();
+        let same = inner.entries.get_mut(key).and_then(|entry| {
+            let same = entry.lang == lang && entry.fingerprint == fingerprint;
+            (same && entry.root.is_some()).then(|| {
                 entry.stat = *stat;
                 entry.verified = SystemTime::now();
             })
@@ -264,7 +281,7 @@ impl ParseCache {
             inner.stats.misses += 1;
             return None;
         }
-        inner.touch(&key).and_then(|hit| hit.root)
+        inner.touch(key).and_then(|hit| hit.root)
     }
 
     /// Keeps `text` (and `root`, when parsed) for `path`, evicting the least recently used
@@ -283,24 +300,28 @@ impl ParseCache {
         if self.budget == 0 {
             return;
         }
-        let cost = cost_of(&text, root.as_deref());
+        let words = Arc::new(Words::of(text.as_bytes()));
+        let cost = cost_of(&text, &words, root.as_deref());
         let mut inner = self.lock();
-        let key = (path.to_path_buf(), lang);
-        inner.remove(&key);
+        inner.remove(path.as_os_str());
         if cost > self.budget {
             return;
         }
+        let key = Key::from(path.as_os_str());
         inner.clock += 1;
         let last_use = inner.clock;
-        inner.by_use.insert(last_use, key.clone());
+        inner.by_use.insert(last_use, Arc::clone(&key));
         inner.stats.bytes += cost;
         inner.stats.entries += 1;
         inner.entries.insert(
-            key,
+            Arc::clone(&key),
             Entry {
+                key,
+                lang,
                 stat,
                 fingerprint,
                 text,
+                words,
                 root,
                 cost,
                 last_use,
@@ -335,28 +356,30 @@ impl ParseCache {
             return;
         }
         let mut inner = self.lock();
-        let key = (path.to_path_buf(), lang);
-        let Some(entry) = inner.entries.get_mut(&key) else {
+        let key = path.as_os_str();
+        let Some(entry) = inner.entries.get_mut(key).filter(|e| e.lang == lang) else {
             return;
         };
-        let cost = cost_of(&entry.text, Some(&root));
+        let cost = cost_of(&entry.text, &entry.words, Some(&root));
         let grown = cost.saturating_sub(entry.cost);
         entry.root = Some(root);
         entry.cost = cost;
         inner.stats.bytes += grown;
         if cost > self.budget {
-            inner.remove(&key);
+            inner.remove(key);
         }
         inner.evict_to(self.budget);
     }
 }
 
-/// What an entry is charged: its text, and a tree's own copy of the text and its nodes.
-fn cost_of(text: &str, root: Option<&Root>) -> usize {
+/// What an entry is charged: its text and its words, and a tree's own copy of the text and
+/// its nodes.
+fn cost_of(text: &str, words: &Words, root: Option<&Root>) -> usize {
     charge(
         text.len(),
         root.map(|r| r.root().get_inner_node().descendant_count()),
     )
+    .saturating_add(words.size())
 }
 
 /// The charge for `text_len` bytes of text and, when parsed, a tree of `nodes` nodes.
@@ -370,13 +393,14 @@ fn charge(text_len: usize, nodes: Option<usize>) -> usize {
 
 impl Inner {
     /// Marks the entry at `key` used now and hands it out.
-    fn touch(&mut self, key: &(PathBuf, Lang)) -> Option<Hit> {
+    fn touch(&mut self, key: &OsStr) -> Option<Hit> {
         self.clock += 1;
         let now = self.clock;
         let entry = self.entries.get_mut(key)?;
         let old = std::mem::replace(&mut entry.last_use, now);
         let hit = Hit {
             text: entry.text.clone(),
+            words: entry.words.clone(),
             root: entry.root.clone(),
         };
         if hit.root.is_some() {
@@ -385,7 +409,7 @@ impl Inner {
             self.stats.text_hits += 1;
         }
         self.by_use.remove(&old);
-        self.by_use.insert(now, key.clone());
+        self.by_use.insert(now, Arc::clone(&entry.key));
         Some(hit)
     }
 
@@ -413,7 +437,7 @@ impl Inner {
         }
     }
 
-    fn remove(&mut self, key: &(PathBuf, Lang)) {
+    fn remove(&mut self, key: &OsStr) {
         if let Some(gone) = self.entries.remove(key) {
             self.by_use.remove(&gone.last_use);
             self.stats.bytes -= gone.cost;

@@ -418,8 +418,9 @@ impl CompiledOps {
     /// # Ok::<(), xcsh_tools::engine::EngineError>(())
     /// ```
     pub fn may_match(&self, lang: Lang, bytes: &[u8]) -> bool {
-        self.for_lang(lang)
-            .is_some_and(|ops| (0..ops.ops.len()).any(|i| ops.prefilter.op_may_match(i, bytes)))
+        self.for_lang(lang).is_some_and(|ops| {
+            (0..ops.ops.len()).any(|i| ops.prefilter.op_may_match(i, bytes, None))
+        })
     }
 
     /// The field op `i`'s pattern came from (`ops[1].pat`, `pat`), for messages.

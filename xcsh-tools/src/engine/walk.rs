@@ -384,8 +384,8 @@ impl Shared<'_> {
             _ => None,
         };
         // `read`: when the file was read now, when and what (to keep it).
-        let (text, mut root, read) = match kept {
-            Some(hit) => (hit.text, hit.root, None),
+        let (text, mut root, read, words) = match kept {
+            Some(hit) => (hit.text, hit.root, None, Some(hit.words)),
             None => {
                 let read_at = SystemTime::now();
                 let Some(text) = self.read_text(path, &display) else {
@@ -396,14 +396,18 @@ impl Shared<'_> {
                     (Some(cache), Some(stat)) => {
                         let fingerprint = Fingerprint::of(text.as_bytes());
                         let root = cache.same_content(path, lang, stat, fingerprint);
-                        (text, root, Some((read_at, fingerprint)))
+                        (text, root, Some((read_at, fingerprint)), None)
                     }
-                    _ => (text, None, None),
+                    _ => (text, None, None, None),
                 }
             }
         };
         let may_match: Vec<usize> = (0..lang_ops.ops.len())
-            .filter(|&i| lang_ops.prefilter.op_may_match(i, text.as_bytes()))
+            .filter(|&i| {
+                lang_ops
+                    .prefilter
+                    .op_may_match(i, text.as_bytes(), words.as_deref())
+            })
             .collect();
         let keep = |root: Option<Arc<Root>>| {
             if let (Some(cache), Some(stat), Some((at, fingerprint))) = (self.cache, stat, read) {

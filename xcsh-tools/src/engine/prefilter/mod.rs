@@ -67,6 +67,9 @@ use super::Lang;
 use sequence::Then;
 
 mod sequence;
+mod words;
+
+pub(crate) use words::Words;
 
 /// Text that every match of a pattern contains.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -455,6 +458,9 @@ impl AnonymousWords {
 
 struct Finder {
     finder: memmem::Finder<'static>,
+    /// The literal's [`Words::hash`] when it is an identifier with both word boundaries: a
+    /// text's [`Words`] then say whether it can occur at all.
+    word: Option<u64>,
     word_start: bool,
     word_end: bool,
     operator: Option<RustOperator>,
@@ -466,6 +472,8 @@ impl Finder {
     fn new(lit: &Literal, comment: Option<LineComment>, words: &mut AnonymousWords) -> Self {
         Self {
             finder: memmem::Finder::new(lit.text.as_bytes()).into_owned(),
+            word: (lit.word_start && lit.word_end && is_ascii_word(&lit.text))
+                .then(|| Words::hash(lit.text.as_bytes())),
             word_start: lit.word_start,
             word_end: lit.word_end,
             operator: lit.operator,
@@ -500,6 +508,14 @@ impl Finder {
 
     fn occurs_in(&self, haystack: &[u8]) -> bool {
         self.occurrences(haystack).next().is_some()
+    }
+
+    /// Whether the text whose words are `words` (when known) may hold an occurrence: `false`
+    /// only when it surely holds none, found without searching it.
+    fn may_occur_in(&self, words: Option<&Words>) -> bool {
+        self.word
+            .zip(words)
+            .is_none_or(|(word, words)| words.may_hold(word))
     }
 }
 
@@ -561,13 +577,17 @@ impl Prefilter {
         }
     }
 
-    /// Whether op `i` (in this language's order) may match a file with these bytes.
-    pub fn op_may_match(&self, i: usize, haystack: &[u8]) -> bool {
+    /// Whether op `i` (in this language's order) may match a file with these bytes, whose
+    /// [`Words`] are `words` when they were kept with it (they rule literals out unsearched).
+    pub fn op_may_match(&self, i: usize, haystack: &[u8], words: Option<&Words>) -> bool {
         self.alternatives.get(i).is_none_or(|finders| {
             if self.any && !finders.is_empty() {
-                finders.iter().any(|f| f.occurs_in(haystack))
+                finders
+                    .iter()
+                    .any(|f| f.may_occur_in(words) && f.occurs_in(haystack))
             } else {
-                finders.iter().all(|f| f.occurs_in(haystack))
+                finders.iter().all(|f| f.may_occur_in(words))
+                    && finders.iter().all(|f| f.occurs_in(haystack))
             }
         })
     }
@@ -588,7 +608,7 @@ impl Prefilter {
     /// Whether any op may match.
     #[cfg(test)]
     fn may_match(&self, haystack: &[u8]) -> bool {
-        (0..self.alternatives.len()).any(|i| self.op_may_match(i, haystack))
+        (0..self.alternatives.len()).any(|i| self.op_may_match(i, haystack, None))
     }
 }
 
@@ -653,6 +673,52 @@ mod tests {
     fn filter(pat: &str, lang: Lang) -> Prefilter {
         let pattern = Pattern::try_new(pat, lang.support_lang()).unwrap();
         Prefilter::new(lang, vec![required_literals(&pattern, lang)])
+    }
+
+    proptest::proptest! {
+        /// A kept text's [`Words`] only spare the search: the verdict is the search's own,
+        /// on texts built from words, digits glued before them, non-ASCII neighbours,
+        /// comments and quotes, in the languages whose literals have both word boundaries
+        /// and in one whose literals do not.
+        #[test]
+        fn a_verdict_with_a_texts_words_is_the_verdict_without(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "unwrap", "thread", "sleep", "Arc", "new", "match", "Self", "self",
+                    "NTSTATUS", "print", "x", "_", "1", "0x", "u8", "é", " ", "\n", "::",
+                    ".", "(", ")", "{", "}", "//", "#", "\"", "'", "+", "=", "?", ";",
+                ]),
+                0..40,
+            )
+        ) {
+            let text = pieces.concat();
+            for (pat, lang) in [
+                ("$X.unwrap()", Lang::Rust),
+                ("thread::sleep($D)", Lang::Rust),
+                ("Arc::new($A)", Lang::Rust),
+                ("match $E { $$$ARMS }", Lang::Rust),
+                ("Self::new($$$A)", Lang::Rust),
+                ("pub const $N: NTSTATUS = $V;", Lang::Rust),
+                ("$A + $B", Lang::Rust),
+                ("$X.unwrap()", Lang::Go),
+                ("$X.unwrap()", Lang::JavaScript),
+                ("print($A)", Lang::Python),
+            ] {
+                let pattern = Pattern::try_new(pat, lang.support_lang()).unwrap();
+                let literals = vec![required_literals(&pattern, lang)];
+                let words = Words::of(text.as_bytes());
+                for f in [
+                    Prefilter::new(lang, literals.clone()),
+                    Prefilter::any_of(lang, literals),
+                ] {
+                    proptest::prop_assert_eq!(
+                        f.op_may_match(0, text.as_bytes(), Some(&words)),
+                        f.op_may_match(0, text.as_bytes(), None),
+                        "`{}` ({:?}) in {:?}", pat, lang, text
+                    );
+                }
+            }
+        }
     }
 
     #[test]
