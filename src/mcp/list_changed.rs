@@ -1,38 +1,30 @@
 //! `notifications/tools/list_changed` when the pending stack changes: `resolve`'s
 //! description lists the stack, so a client that re-lists sees what is waiting.
 //!
-//! A burst of events (a failed apply pops and restores at once) becomes one notification.
+//! A burst of changes (a failed apply pops and restores at once) becomes one notification.
+//! The server watches the stack's count of changes ([`PendingActionStore::changes`]), not its
+//! events, which would copy each preview's details only to be dropped here.
+//!
+//! [`PendingActionStore::changes`]: xcsh_core::PendingActionStore::changes
 
 use rmcp::service::SubscriptionContext;
 use rmcp::{Peer, RoleServer};
-use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
+use tokio::sync::watch;
 use tokio::task::AbortHandle;
-use xcsh_core::PendingEvent;
 
-/// Waits for the next change and swallows the ones already queued behind it. `false` when
+/// Waits for the next change (the ones made since the last wait count as one). `false` when
 /// the stack is gone (its session was dropped).
-async fn next_change(events: &mut broadcast::Receiver<PendingEvent>) -> bool {
-    match events.recv().await {
-        // A lagged receiver missed events: the stack changed all the same.
-        Ok(_) | Err(RecvError::Lagged(_)) => {}
-        Err(RecvError::Closed) => return false,
-    }
-    loop {
-        match events.try_recv() {
-            Ok(_) | Err(TryRecvError::Lagged(_)) => {}
-            Err(TryRecvError::Empty) => return true,
-            Err(TryRecvError::Closed) => return false,
-        }
-    }
+async fn next_change(changes: &mut watch::Receiver<u64>) -> bool {
+    changes.changed().await.is_ok()
 }
 
 /// The `initialize` lifecycle: tells the client directly, until it is gone.
 pub(crate) fn forward_to_peer(
     peer: Peer<RoleServer>,
-    mut events: broadcast::Receiver<PendingEvent>,
+    mut changes: watch::Receiver<u64>,
 ) -> AbortHandle {
     tokio::spawn(async move {
-        while next_change(&mut events).await {
+        while next_change(&mut changes).await {
             if let Err(error) = peer.notify_tool_list_changed().await {
                 tracing::debug!(%error, "tools/list_changed not sent; the client is gone");
                 break;
@@ -45,12 +37,12 @@ pub(crate) fn forward_to_peer(
 /// The 2026-07-28 lifecycle: tells one `subscriptions/listen` subscriber, until it cancels.
 pub(crate) async fn serve_subscription(
     context: SubscriptionContext,
-    mut events: broadcast::Receiver<PendingEvent>,
+    mut changes: watch::Receiver<u64>,
 ) {
     loop {
         tokio::select! {
             () = context.cancelled() => return,
-            changed = next_change(&mut events) => {
+            changed = next_change(&mut changes) => {
                 if !changed {
                     return;
                 }

@@ -67,10 +67,10 @@ use rmcp::service::{
 use rmcp::transport::IntoTransport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use tokio::sync::broadcast;
+use tokio::sync::watch;
 use tokio::task::AbortHandle;
 use xcsh_core::approval::ApprovalPolicy;
-use xcsh_core::{CallOptions, Content, Dialect, PendingEvent, Registry, Session};
+use xcsh_core::{CallOptions, Content, Dialect, Registry, Session};
 
 /// The rmcp crate this module is built on, for naming its types (transports, models).
 pub use rmcp;
@@ -104,7 +104,7 @@ pub struct McpServer {
     instructions: Option<String>,
     /// Subscribed when the server is made, so that no change between the handshake and the
     /// forwarder's start is missed; taken by the `initialize` lifecycle's forwarder.
-    stack_events: Mutex<Option<broadcast::Receiver<PendingEvent>>>,
+    stack_changes: Mutex<Option<watch::Receiver<u64>>>,
     forwarder: Mutex<Option<AbortHandle>>,
     /// The client, once it has spoken: whom the session's elicitation approver asks.
     client: Arc<OnceLock<rmcp::Peer<RoleServer>>>,
@@ -147,7 +147,7 @@ impl McpServer {
     /// not declare that capability gets a `resolve` that refuses to apply and says how to
     /// proceed.
     pub fn with_session(session: Session) -> Self {
-        let stack_events = session.pending().subscribe();
+        let stack_changes = session.pending().changes();
         let client = Arc::new(OnceLock::new());
         let asks = !matches!(session.approval_policy(), ApprovalPolicy::Model);
         let session = if asks && !session.has_approver() {
@@ -161,7 +161,7 @@ impl McpServer {
             session,
             identity: Implementation::new("xcsh", env!("CARGO_PKG_VERSION")),
             instructions: Some(INSTRUCTIONS.to_owned()),
-            stack_events: Mutex::new(Some(stack_events)),
+            stack_changes: Mutex::new(Some(stack_changes)),
             forwarder: Mutex::new(None),
             client,
             session_expiry: Some(DEFAULT_SESSION_EXPIRY),
@@ -311,13 +311,13 @@ impl McpServer {
     }
 
     fn start_forwarder(&self, peer: rmcp::Peer<RoleServer>) {
-        let events = self
-            .stack_events
+        let changes = self
+            .stack_changes
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        if let Some(events) = events {
-            let handle = list_changed::forward_to_peer(peer, events);
+        if let Some(changes) = changes {
+            let handle = list_changed::forward_to_peer(peer, changes);
             *self
                 .forwarder
                 .lock()
@@ -419,7 +419,7 @@ impl ServerHandler for McpServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        list_changed::serve_subscription(context, self.session.pending().subscribe()).await;
+        list_changed::serve_subscription(context, self.session.pending().changes()).await;
         Ok(())
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 use crate::approval::AuditSink;
 use crate::error::{ErrorKind, ToolError, panic_message};
@@ -319,6 +319,8 @@ pub struct PendingActionStore {
     stack: Mutex<Vec<PendingEntry>>,
     next_id: AtomicU64,
     events: broadcast::Sender<PendingEvent>,
+    /// How many times the stack changed: for those who need to know that, not how.
+    changes: watch::Sender<u64>,
     /// Serialises `resolve` calls so that "the top" means the same thing for the whole of
     /// one apply or discard, and a failed apply goes back exactly where it was.
     pub(crate) resolving: tokio::sync::Mutex<()>,
@@ -344,6 +346,7 @@ impl PendingActionStore {
             stack: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
             events: broadcast::channel(256).0,
+            changes: watch::Sender::new(0),
             resolving: tokio::sync::Mutex::new(()),
             audit: OnceLock::new(),
             kept: OnceLock::new(),
@@ -446,14 +449,16 @@ impl PendingActionStore {
         if let Some(audit) = self.audit() {
             audit.push(&summary, &effect_digest);
         }
+        // A summary holds the preview's details (megabytes for a wide edit): copied only for
+        // a subscriber to hear of it.
+        let event = self.hears().then(|| PendingEvent::Pushed(summary.clone()));
         let entry = PendingEntry {
-            summary: summary.clone(),
+            summary,
             effect_digest,
             action: Box::new(action),
         };
         self.stack().push(entry);
-        // No subscriber is fine: events are best-effort notifications.
-        let _ = self.events.send(PendingEvent::Pushed(summary));
+        self.changed(event);
         (id, kept)
     }
 
@@ -481,22 +486,40 @@ impl PendingActionStore {
             let entry = stack.pop()?;
             (stack.len(), entry)
         };
-        let _ = self
-            .events
-            .send(PendingEvent::Popped(entry.summary.clone()));
+        let event = self
+            .hears()
+            .then(|| PendingEvent::Popped(entry.summary.clone()));
+        self.changed(event);
         Some((place, entry))
     }
 
     /// Puts an entry back at its place (after a failed apply), keeping its id: actions pushed
     /// while it was out stay above it, so the stack is still last-in, first-out.
     pub(crate) fn restore(&self, place: usize, entry: PendingEntry) {
-        let summary = entry.summary.clone();
+        let event = self
+            .hears()
+            .then(|| PendingEvent::Restored(entry.summary.clone()));
         {
             let mut stack = self.stack();
             let place = place.min(stack.len());
             stack.insert(place, entry);
         }
-        let _ = self.events.send(PendingEvent::Restored(summary));
+        self.changed(event);
+    }
+
+    /// Whether anyone [subscribed](Self::subscribe) to events (and a summary is worth copying).
+    fn hears(&self) -> bool {
+        self.events.receiver_count() > 0
+    }
+
+    /// Tells the subscribers (when there is an event for them) and the watchers of
+    /// [`changes`](Self::changes) that the stack changed.
+    fn changed(&self, event: Option<PendingEvent>) {
+        // No subscriber is fine: events are best-effort notifications.
+        if let Some(event) = event {
+            let _ = self.events.send(event);
+        }
+        self.changes.send_modify(|n| *n += 1);
     }
 
     /// Whether any action is pending.
@@ -527,6 +550,30 @@ impl PendingActionStore {
     /// (`RecvError::Lagged`); [`snapshot`](Self::snapshot) always tells the current state.
     pub fn subscribe(&self) -> broadcast::Receiver<PendingEvent> {
         self.events.subscribe()
+    }
+
+    /// The number of changes to the stack (pushes, pops, restores) so far, watched: for a
+    /// receiver that needs to know that the stack changed, not how, such as an MCP server's
+    /// `tools/list_changed`. It never lags, a burst of changes wakes it once, and unlike
+    /// [`subscribe`](Self::subscribe) it costs no copy of a summary (whose details can be
+    /// megabytes). `changed()` fails once the store is dropped.
+    ///
+    /// ```
+    /// use xcsh_core::{PendingFn, PendingActionStore};
+    ///
+    /// let step = || PendingFn::new("Step", |_reason| async { Ok::<_, std::io::Error>("done") });
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let store = PendingActionStore::new();
+    /// let mut changes = store.changes();
+    /// store.push(step());
+    /// store.push(step());
+    /// changes.changed().await.unwrap(); // woken once for both
+    /// assert_eq!(*changes.borrow_and_update(), 2);
+    /// assert!(!changes.has_changed().unwrap());
+    /// # });
+    /// ```
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 }
 
