@@ -568,15 +568,15 @@ impl ChangeSet {
         let content = |c: &NewContent| match c {
             NewContent::Bytes(bytes) => sha256_hex(bytes),
             NewContent::Splices(splices) => {
-                let edits: Vec<serde_json::Value> = splices
+                // `[[start,end,"text"],…]`: the same bytes as a JSON value of arrays would
+                // print, without copying every replacement's text into one first.
+                let edits: Vec<(usize, usize, &str)> = splices
                     .edits()
                     .iter()
-                    .map(|s| serde_json::json!([s.range.start, s.range.end, s.text]))
+                    .map(|s| (s.range.start, s.range.end, &*s.text))
                     .collect();
-                format!(
-                    "edits:{}",
-                    sha256_hex(serde_json::Value::Array(edits).to_string().as_bytes())
-                )
+                let json = serde_json::to_vec(&edits).expect("tuples of numbers and text");
+                format!("edits:{}", sha256_hex(&json))
             }
         };
         let ops: Vec<serde_json::Value> = self
@@ -809,5 +809,29 @@ impl fmt::Debug for ChangeSet {
             .field("root", &self.ws.root())
             .field("ops", &ops)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The effect digest of a spliced file hashes its edits as `[[start,end,"text"],…]`,
+    /// written from tuples: the bytes must stay those a JSON value of arrays prints (as the
+    /// digest was first taken), so that digests recorded before still compare equal.
+    #[test]
+    fn spliced_edits_are_hashed_as_a_json_value_of_arrays_would_print() {
+        let edits = vec![
+            (0usize, 3usize, "a \"quoted\" \\ line\n\t\u{1}é😀</script>"),
+            (5, 5, ""),
+        ];
+        let value = serde_json::Value::Array(
+            edits
+                .iter()
+                .map(|(start, end, text)| serde_json::json!([start, end, text]))
+                .collect(),
+        );
+        assert_eq!(
+            serde_json::to_vec(&edits).unwrap(),
+            value.to_string().into_bytes()
+        );
     }
 }
