@@ -178,6 +178,34 @@ fn ast_edit_rule_file_applies_like_ast_grep_scan_and_bad_rules_name_the_line() {
     assert!(err.contains("did you mean `has`?"), "{err}");
 }
 
+/// No file holds every literal of `Rc::new($A)`, so the preview parses none and the near
+/// misses come from one walk over the files holding any of them.
+#[test]
+fn ast_edit_that_parses_nothing_still_shows_near_misses() {
+    let dir = workspace();
+    std::fs::write(
+        dir.path().join("src/shared.rs"),
+        "fn shared() -> Arc<u8> {\n    Arc::new(1)\n}\n",
+    )
+    .unwrap();
+    let mut command = xcsh();
+    command.current_dir(dir.path()).args([
+        "ast-edit",
+        "-p",
+        "Rc::new($A)",
+        "-r",
+        "Rc::from($A)",
+        "-l",
+        "rust",
+    ]);
+    let output = run(&mut command, "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(out.contains(", 0 parsed)."), "{out}");
+    assert!(out.contains("- src/shared.rs:2:5 `Arc::new(1)`"), "{out}");
+    assert!(out.contains("Arc::new($A)"), "{out}");
+}
+
 #[test]
 fn ast_edit_that_matches_nothing_shows_near_misses() {
     let dir = workspace();

@@ -171,7 +171,14 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
                 walk: &request.walk,
                 cache: None,
             };
-            engine::near_misses(
+            // A search that parsed no file (over this same scope) leaves no file holding
+            // every literal of a pattern: one walk instead of two.
+            let pass = if plan.totals.files_parsed == 0 && scopes.len() <= 1 {
+                engine::near_misses_after_parsing_none
+            } else {
+                engine::near_misses
+            };
+            pass(
                 &within,
                 &patterns,
                 &unmatched,

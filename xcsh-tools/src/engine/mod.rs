@@ -61,7 +61,7 @@ pub use lang::Lang;
 pub(crate) use near_miss::search_then_near_misses;
 pub use near_miss::{
     MAX_NEAR_MISSES, NEAR_MISS_FLOOR, NearMiss, Within, near_miss_deadline, near_misses,
-    with_near_misses,
+    near_misses_after_parsing_none, with_near_misses,
 };
 pub use pattern::{CompiledOps, Op, pattern_shape};
 pub use rewrite::{

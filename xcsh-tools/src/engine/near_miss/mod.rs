@@ -109,6 +109,43 @@ pub fn near_misses(
     near_misses_in(within, patterns, unmatched, deadline, ctl, true)
 }
 
+/// [`near_misses`] after a search of exactly `patterns` over `within` that parsed no file
+/// (its totals' `files_parsed` is 0): then no file holds every literal of a pattern, and the
+/// pass looks only at the files holding any one of them, in one walk instead of two. This
+/// is what the built-in tools and `xcsh ast-edit` do. Only for that case: after a search
+/// that parsed files, or over another scope, it can miss code that [`near_misses`] finds.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use xcsh_tools::engine::{self, Control, Lang, Scope, SearchRequest, Within};
+/// use xcsh_tools::workspace::Workspace;
+///
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("lib.rs"), "fn f() -> Arc<u8> { Arc::new(1) }\n")?;
+/// let ws = Workspace::new(dir.path())?;
+/// let scope = Scope::root(&ws);
+/// let request = SearchRequest { patterns: vec!["Rc::new($A)".into()], lang: Some(Lang::Rust), ..Default::default() };
+/// let found = engine::search(&scope, &request, &Control::default())?;
+/// assert_eq!((found.matches.len(), found.totals.files_parsed), (0, 0));
+///
+/// let within = Within { scope: &scope, lang: request.lang, walk: &request.walk, cache: None };
+/// let deadline = Instant::now() + Duration::from_secs(5);
+/// let misses = engine::near_misses_after_parsing_none(
+///     &within, &request.patterns, &[0], deadline, &Control::default(),
+/// );
+/// assert_eq!(misses[0].suggestion, "Arc::new($A)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn near_misses_after_parsing_none(
+    within: &Within<'_>,
+    patterns: &[String],
+    unmatched: &[usize],
+    deadline: Instant,
+    ctl: &Control<'_>,
+) -> Vec<NearMiss> {
+    near_misses_in(within, patterns, unmatched, deadline, ctl, false)
+}
+
 /// [`near_misses`], looking first in the files holding every literal of a pattern only when
 /// `strict`: a search over the same patterns that parsed no file has shown there are none.
 fn near_misses_in(
