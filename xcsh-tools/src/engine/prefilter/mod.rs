@@ -22,6 +22,9 @@
 //! Within a file, the occurrences of the first literal also tell which subtrees can hold a
 //! match at all ([`Anchors`]): a match covers one of them.
 //!
+//! A file kept by a [`ParseCache`](super::ParseCache) comes with its [`Words`]: a literal with
+//! both word boundaries (below) that they lack rules the file out before any search.
+//!
 //! A word-like literal from an identifier or a keyword is also required to end at a word
 //! boundary: tree-sitter lexes identifiers (and keywords, through the grammar's `word` token)
 //! greedily, so such a token is never followed by `[A-Za-z0-9_]`. In Rust, Go, JavaScript and
