@@ -45,12 +45,13 @@ pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
 /// Bytes charged per node of a kept tree: what the process's resident memory grew by per
 /// node when the whole benchmark corpus (3,633 files, 15 M nodes) was parsed and kept
 /// (tree-sitter's subtrees and their child arrays, the allocator's share), rounded up. About
-/// 28 bytes of cache per byte of Rust source.
+/// 38 bytes of cache per byte of Rust source (2.5 GB for the corpus's 67 MB).
 pub const TREE_BYTES_PER_NODE: usize = 160;
 
 /// Bytes of source per tree node, on average, to estimate a tree's cost before parsing: the
-/// benchmark corpus has 15.3 M nodes in 86 MB of Rust.
-const SOURCE_BYTES_PER_NODE: usize = 5;
+/// benchmark corpus has 15.3 M nodes in 67 MB of Rust (4.4 bytes each, rounded down so
+/// that a tree is rather over- than underestimated).
+const SOURCE_BYTES_PER_NODE: usize = 4;
 
 /// A file modified this shortly before its entry was made is read again before reuse.
 pub const RACY_WINDOW: Duration = Duration::from_secs(2);
@@ -460,7 +461,7 @@ mod tests {
         let fingerprint = Fingerprint::of(text.as_bytes());
 
         let cache = ParseCache::new(600);
-        // 10 bytes: 20 of text and 2 nodes of 160 fit; 100 bytes (3,400) never do.
+        // 10 bytes: 20 of text and 2 nodes of 160 fit; 100 bytes (4,200) never do.
         assert!(cache.would_keep_tree(10));
         assert!(!cache.would_keep_tree(100));
         cache.begin_call();
