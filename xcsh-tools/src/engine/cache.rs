@@ -2,8 +2,9 @@
 //!
 //! An agent calls `ast_grep` and `ast_edit` many times over the same workspace. A cold call
 //! walks the tree, reads every file of the language, filters, and parses the candidates;
-//! parsing dominates. A [`ParseCache`] keeps, per file, its text, the words in it (so that the
-//! prefilter can rule out a file that lacks an identifier without searching its text) and
+//! parsing dominates. A [`ParseCache`] keeps, per file, its text, the words in it when it had
+//! room for them (so that the prefilter can rule out a file that lacks an identifier without
+//! searching its text) and
 //! (once a call needed it) its parse tree, so the next call over an unchanged file neither
 //! reads nor parses it again.
 //!
@@ -137,7 +138,8 @@ struct Entry {
     stat: Stat,
     fingerprint: Fingerprint,
     text: Arc<str>,
-    words: Arc<Words>,
+    /// Its words, when there was room for the entry as it was kept (see [`ParseCache::keep`]).
+    words: Option<Arc<Words>>,
     root: Option<Arc<Root>>,
     cost: usize,
     last_use: u64,
@@ -181,7 +183,7 @@ impl Stat {
 pub(crate) struct Hit {
     pub text: Arc<str>,
     /// The text's words, for the prefilter to rule literals out without searching the text.
-    pub words: Arc<Words>,
+    pub words: Option<Arc<Words>>,
     pub root: Option<Arc<Root>>,
 }
 
@@ -301,8 +303,15 @@ impl ParseCache {
         if self.budget == 0 {
             return;
         }
-        let words = Arc::new(Words::of(text.as_bytes()));
-        let cost = cost_of(&text, &words, root.as_deref());
+        // The words cost a pass over the text, paid back by the calls that reuse it. A cache
+        // that is full evicts to admit, and a call over more files than it holds re-reads
+        // most of them on every call: their words would be built each time and never
+        // used (a fuller pass than the search they spare). So only a cache with room for
+        // the entry builds them.
+        let room = self.budget.saturating_sub(self.lock().stats.bytes);
+        let words = (cost_of(&text, None, root.as_deref()) <= room)
+            .then(|| Arc::new(Words::of(text.as_bytes())));
+        let cost = cost_of(&text, words.as_deref(), root.as_deref());
         let mut inner = self.lock();
         inner.remove(path.as_os_str());
         if cost > self.budget {
@@ -361,7 +370,7 @@ impl ParseCache {
         let Some(entry) = inner.entries.get_mut(key).filter(|e| e.lang == lang) else {
             return;
         };
-        let cost = cost_of(&entry.text, &entry.words, Some(&root));
+        let cost = cost_of(&entry.text, entry.words.as_deref(), Some(&root));
         let grown = cost.saturating_sub(entry.cost);
         entry.root = Some(root);
         entry.cost = cost;
@@ -375,12 +384,12 @@ impl ParseCache {
 
 /// What an entry is charged: its text and its words, and a tree's own copy of the text and
 /// its nodes.
-fn cost_of(text: &str, words: &Words, root: Option<&Root>) -> usize {
+fn cost_of(text: &str, words: Option<&Words>, root: Option<&Root>) -> usize {
     charge(
         text.len(),
         root.map(|r| r.root().get_inner_node().descendant_count()),
     )
-    .saturating_add(words.size())
+    .saturating_add(words.map_or(0, Words::size))
 }
 
 /// The charge for `text_len` bytes of text and, when parsed, a tree of `nodes` nodes.

@@ -385,7 +385,7 @@ impl Shared<'_> {
         };
         // `read`: when the file was read now, when and what (to keep it).
         let (text, mut root, read, words) = match kept {
-            Some(hit) => (hit.text, hit.root, None, Some(hit.words)),
+            Some(hit) => (hit.text, hit.root, None, hit.words),
             None => {
                 let read_at = SystemTime::now();
                 let Some(text) = self.read_text(path, &display) else {
