@@ -4,9 +4,8 @@
 //! walks the tree, reads every file of the language, filters, and parses the candidates;
 //! parsing dominates. A [`ParseCache`] keeps, per file, its text, the words in it when it had
 //! room for them (so that the prefilter can rule out a file that lacks an identifier without
-//! searching its text) and
-//! (once a call needed it) its parse tree, so the next call over an unchanged file neither
-//! reads nor parses it again.
+//! searching its text) and (once a call needed it) its parse tree, so the next call over an
+//! unchanged file neither reads nor parses it again.
 //!
 //! **Validated on every use.** An entry remembers the file's metadata (length, modification
 //! and change times, inode) and the [`Fingerprint`] of the text it holds. A file whose metadata
@@ -309,9 +308,9 @@ impl ParseCache {
         // used (a fuller pass than the search they spare). So only a cache with room for
         // the entry builds them.
         let room = self.budget.saturating_sub(self.lock().stats.bytes);
-        let words = (cost_of(&text, None, root.as_deref()) <= room)
-            .then(|| Arc::new(Words::of(text.as_bytes())));
-        let cost = cost_of(&text, words.as_deref(), root.as_deref());
+        let unworded = cost_of(&text, None, root.as_deref());
+        let words = (unworded <= room).then(|| Arc::new(Words::of(text.as_bytes())));
+        let cost = unworded.saturating_add(words.as_deref().map_or(0, Words::size));
         let mut inner = self.lock();
         inner.remove(path.as_os_str());
         if cost > self.budget {
