@@ -60,6 +60,7 @@ impl McpServer {
         listener: TcpListener,
         shutdown: CancellationToken,
     ) -> io::Result<()> {
+        self.use_handles(None);
         let template = Arc::new(self);
         let config =
             StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
@@ -122,18 +123,28 @@ impl McpServer {
             )
         })?;
         let records = Arc::new(SessionRecords::new(state_dir.to_path_buf()));
+        self.use_handles(Some(state_dir.to_path_buf()));
         if let Some(max_idle) = self.session_expiry {
             // Before any session exists, so none of the records looked at is in use here.
-            let sweep = Arc::clone(&records);
-            let expired = tokio::task::spawn_blocking(move || sweep.expire(max_idle))
-                .await
-                .map_err(io::Error::other)??;
-            if expired > 0 {
-                tracing::info!(
-                    expired,
-                    "removed the records of MCP sessions unused for longer than {:.1} day(s) with nothing pending",
-                    max_idle.as_secs_f64() / 86_400.0
-                );
+            let sweeps = [
+                ("MCP sessions", Some(Arc::clone(&records))),
+                (
+                    "pending-action handles",
+                    self.handles().and_then(|h| h.records()).cloned(),
+                ),
+            ];
+            for (what, sweep) in sweeps {
+                let Some(sweep) = sweep else { continue };
+                let expired = tokio::task::spawn_blocking(move || sweep.expire(max_idle))
+                    .await
+                    .map_err(io::Error::other)??;
+                if expired > 0 {
+                    tracing::info!(
+                        expired,
+                        "removed the records of {what} unused for longer than {:.1} day(s) with nothing pending",
+                        max_idle.as_secs_f64() / 86_400.0
+                    );
+                }
             }
         }
         let template = Arc::new(self);

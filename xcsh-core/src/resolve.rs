@@ -63,6 +63,25 @@ pub struct ResolveArgs {
     pub action: ResolveAction,
     /// Why; passed to the action verbatim and never changes what it does.
     pub reason: String,
+    /// The stack to resolve, where stacks are named by handle (MCP protocol 2026-07-28 over
+    /// HTTP, where a preview's result gives it); must be the session's own
+    /// ([`Session::with_handle`](crate::Session::with_handle)). Absent: the session's stack.
+    #[serde(default)]
+    pub handle: Option<String>,
+}
+
+/// The error when `resolve`'s `handle` is not the session's.
+pub(crate) fn unknown_handle(given: &str, own: Option<&str>) -> ToolError {
+    let shown: String = given.chars().take(80).collect();
+    let message = match own {
+        Some(_) => format!(
+            "Unknown handle `{shown}`: it names no pending stack of this server (mistyped, expired, or from another server). Nothing was applied or discarded. Pass the `handle` exactly as the preview's result gave it, or preview again to get a new one."
+        ),
+        None => format!(
+            "Unknown handle `{shown}`: this conversation keeps its pending stack without a handle, so none is needed. Nothing was applied or discarded; call `resolve` again without `handle`."
+        ),
+    };
+    ToolError::with_kind(ErrorKind::UnknownHandle, message)
 }
 
 /// How a resolve went: what was resolved and the result the model sees.
@@ -471,6 +490,10 @@ static RESOLVE_SCHEMA: LazyLock<Arc<JsonObject>> = LazyLock::new(|| {
             "reason": {
                 "type": "string",
                 "description": "Why you're applying or discarding"
+            },
+            "handle": {
+                "type": "string",
+                "description": "The pending-action handle a preview's result gave, when it gave one; omit it otherwise"
             }
         },
         "required": ["action", "reason"],
@@ -481,6 +504,77 @@ static RESOLVE_SCHEMA: LazyLock<Arc<JsonObject>> = LazyLock::new(|| {
         _ => unreachable!("the literal above is an object"),
     }
 });
+
+static RESOLVE_OUTPUT: LazyLock<Arc<JsonObject>> = LazyLock::new(|| {
+    let schema = json!({
+        "type": "object",
+        "description": "What `resolve` did.",
+        "properties": {
+            "action": {
+                "type": "string",
+                "enum": ["apply", "discard"],
+                "description": "What was done: a declined or denied apply is a discard"
+            },
+            "outcome": {
+                "type": "string",
+                "enum": ["applied", "discarded", "declined", "denied"],
+                "description": "applied; discarded (as asked); declined (by the person asked); denied (by a rule)"
+            },
+            "reason": {"type": "string", "description": "The reason given (shortened)"},
+            "label": {"type": "string", "description": "The resolved action's label"},
+            "files": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "The first files the action touches, root-relative"
+            },
+            "filesOmitted": {"type": "integer", "description": "Files it touches not in `files`"},
+            "approval": {"type": "object", "description": "Who let the apply through, or why not, under an approval policy"},
+            "pendingId": {"type": "integer", "description": "The resolved action's id"},
+            "sourceToolName": {"type": "string", "description": "The tool that previewed it"},
+            "remaining": {"type": "integer", "description": "Actions still pending after this one"}
+        },
+        "required": ["action", "outcome", "label", "pendingId", "sourceToolName", "remaining"]
+    });
+    match schema {
+        Value::Object(map) => Arc::new(map),
+        _ => unreachable!("the literal above is an object"),
+    }
+});
+
+/// Files `resolve`'s structured output names, at most.
+const OUTPUT_FILES: usize = 200;
+
+/// `resolve`'s structured output for a resolution: small whatever the action's details.
+fn resolve_output(resolution: &Resolution, remaining: usize) -> Value {
+    let outcome = match (resolution.result.error_kind(), resolution.action) {
+        (Some(ErrorKind::Declined), _) => "declined",
+        (Some(ErrorKind::Denied), _) => "denied",
+        (_, ResolveAction::Apply) => "applied",
+        (_, ResolveAction::Discard) => "discarded",
+    };
+    let files = EffectFacts::of(&resolution.summary).files;
+    let reason: String = resolution.reason.chars().take(1000).collect();
+    let mut output = json!({
+        "action": resolution.action.as_str(),
+        "outcome": outcome,
+        "reason": reason,
+        "label": resolution.summary.label,
+        "pendingId": resolution.summary.id,
+        "sourceToolName": resolution.summary.source_tool_name,
+        "remaining": remaining,
+        "files": files.iter().take(OUTPUT_FILES).collect::<Vec<_>>(),
+        "filesOmitted": files.len().saturating_sub(OUTPUT_FILES),
+    });
+    if let Some(approval) = resolution
+        .result
+        .details
+        .as_ref()
+        .and_then(|d| d.get("approval"))
+    {
+        output["approval"] = approval.clone();
+    }
+    output
+}
 
 /// The hidden `resolve` tool. Every session routes it, and lists it whenever a registered
 /// tool declares it may push pending actions or anything is pending; register it by hand
@@ -501,6 +595,9 @@ impl Tool for ResolveTool {
     fn parameters(&self) -> &Arc<JsonObject> {
         &RESOLVE_SCHEMA
     }
+    fn output_schema(&self) -> Option<&Arc<JsonObject>> {
+        Some(&RESOLVE_OUTPUT)
+    }
     fn annotations(&self) -> ToolAnnotations {
         ToolAnnotations::new()
             .read_only(false)
@@ -518,6 +615,11 @@ impl Tool for ResolveTool {
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
         Box::pin(async move {
             let args: ResolveArgs = decode_arguments(RESOLVE_TOOL_NAME, args)?;
+            if let Some(given) = &args.handle
+                && ctx.stack_handle() != Some(given.as_str())
+            {
+                return Err(unknown_handle(given, ctx.stack_handle()));
+            }
             let store = ctx.pending_store().ok_or_else(|| {
                 ToolError::with_kind(ErrorKind::StoreUnavailable, STORE_UNAVAILABLE)
             })?;
@@ -528,7 +630,15 @@ impl Tool for ResolveTool {
             let action = args.action;
             let approval = ctx.approval.clone().unwrap_or_default();
             let outcome = tokio::spawn(async move {
-                resolve_as(&store, action, &reason, Caller::Model(&approval), None).await
+                resolve_as(&store, action, &reason, Caller::Model(&approval), None)
+                    .await
+                    .map(|resolution| {
+                        let output = resolve_output(&resolution, store.len());
+                        Resolution {
+                            result: resolution.result.with_structured(output),
+                            ..resolution
+                        }
+                    })
             })
             .await
             .map_err(|join| {

@@ -10,6 +10,7 @@ use xcsh_macros::{custom_tool, pending, tool_param};
 use crate::changeset::{ApplyError, ChangeSet};
 use crate::config::AstToolsConfig;
 use crate::engine::{self, EditPlan, EditRequest, Op, Within, preview, search_then_near_misses};
+use crate::output::{ChangeOutput, ChangeTotals, preview_resource};
 use crate::run::{
     first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };
@@ -74,6 +75,7 @@ applied as `ast-grep scan --update-all` applies it.",
     idempotent,
     open_world = false,
     pending,
+    output = ChangeOutput,
     // Built in: added by `builtin_suite()` (or by hand), never by `registered()`.
     register = false
 )]
@@ -160,9 +162,10 @@ impl AstEdit {
                 no_match_note(&patterns, lang),
                 crate::render_near_misses(&misses, &fields),
             ];
-            for note in notes.into_iter().flatten() {
+            let notes: Vec<String> = notes.into_iter().flatten().collect();
+            for note in &notes {
                 text.push_str("\n\n");
-                text.push_str(&note);
+                text.push_str(note);
             }
             if let Some(map) = details.as_object_mut() {
                 map.insert(
@@ -170,10 +173,19 @@ impl AstEdit {
                     serde_json::to_value(&misses).unwrap_or_default(),
                 );
             }
-            return Ok(AgentToolResult::text(text).with_details(details));
+            let mut all_notes = preview_notes(&plan);
+            all_notes.extend(notes);
+            let output = ChangeOutput::nothing("No replacements made: nothing matched.", all_notes)
+                .with_totals(totals_of(&plan.totals));
+            return Ok(AgentToolResult::text(text)
+                .with_details(details)
+                .with_output(&output));
         }
 
         let (replacements, files) = (plan.totals.replacements, plan.files.len());
+        let totals = totals_of(&plan.totals);
+        let notes = preview_notes(&plan);
+        let per_file: Vec<usize> = plan.files.iter().map(|f| f.replacements.len()).collect();
         // The change set takes each file's edits (not its contents): apply splices them into
         // the file as it reads it then, refusing it if it is no longer what was previewed.
         let mut changes = ChangeSet::new(ws);
@@ -187,11 +199,60 @@ impl AstEdit {
         let action = AstEditAction {
             replacements,
             files,
-            changes,
+            changes: changes.clone(),
             details: details.clone(),
         };
-        ctx.push_pending_action(action)?;
-        Ok(AgentToolResult::text(text).with_details(details))
+        let id = ctx.push_pending_action(action)?;
+        let what = summary(replacements, files);
+        let mut result = AgentToolResult::text(text).with_details(details);
+        let link = published(
+            ctx,
+            preview_resource("AST Edit preview", changes.clone(), id),
+        );
+        let output = ChangeOutput::preview(
+            format!("AST Edit: {what}"),
+            id,
+            &changes,
+            Some(&per_file),
+            link.as_ref().map(|(uri, _)| uri.as_str()),
+            notes,
+        )
+        .with_totals(totals);
+        if let Some((_, link)) = link {
+            result.content.push(link);
+        }
+        Ok(result.with_output(&output))
+    }
+}
+
+/// The structured output's counts of a plan.
+fn totals_of(totals: &engine::EditTotals) -> ChangeTotals {
+    ChangeTotals {
+        files_changed: totals.files_changed,
+        replacements: Some(totals.replacements),
+        replacements_found: Some(totals.replacements_found),
+        identical: Some(totals.identical),
+        files_scanned: Some(totals.files_scanned),
+        files_parsed: Some(totals.files_parsed),
+    }
+}
+
+/// Publishes `resource` on the session; `None` (logged) where the runtime serves none.
+pub(crate) fn published(
+    ctx: &ToolContext,
+    resource: xcsh_core::Resource,
+) -> Option<(String, xcsh_core::Content)> {
+    match ctx.publish_resource(resource) {
+        Ok(link) => {
+            let xcsh_core::Content::ResourceLink { uri, .. } = &link else {
+                return None;
+            };
+            Some((uri.clone(), link))
+        }
+        Err(e) => {
+            tracing::debug!(error = %e.message(), "no resource for the preview");
+            None
+        }
     }
 }
 
@@ -238,7 +299,7 @@ pub fn render_preview(plan: &EditPlan, max_diff_chars: usize) -> String {
             if shown + diff.len() > max_diff_chars && index > 0 {
                 let _ = writeln!(
                     out,
-                    "… diffs of {} more omitted to keep this preview short; they will be applied too (see the details for every replacement).",
+                    "… diffs of {} more omitted to keep this preview short; they will be applied too (the preview resource linked below holds every diff).",
                     plural(plan.files.len() - index, "file")
                 );
                 break;
