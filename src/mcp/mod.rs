@@ -48,11 +48,16 @@
 
 mod elicitation;
 mod http;
+mod http_guard;
+mod http_options;
 mod http_state;
+mod limits;
 mod list_changed;
 mod listing;
 mod progress;
 mod results;
+#[cfg(feature = "tls")]
+mod tls;
 
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -71,6 +76,13 @@ use tokio::sync::watch;
 use tokio::task::AbortHandle;
 use xcsh_core::approval::ApprovalPolicy;
 use xcsh_core::{CallOptions, Content, Dialect, Registry, Session};
+
+pub use http_options::{
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, HttpOptions, HttpOptionsError,
+    HttpOptionsErrorKind,
+};
+#[cfg(feature = "tls")]
+pub use tls::TlsIdentity;
 
 /// The rmcp crate this module is built on, for naming its types (transports, models).
 pub use rmcp;
@@ -111,6 +123,8 @@ pub struct McpServer {
     /// How long an HTTP session's record outlives its last use when nothing is pending
     /// ([`with_session_expiry`](Self::with_session_expiry)).
     session_expiry: Option<std::time::Duration>,
+    /// Who may use the server over HTTP, and how much ([`with_http_options`](Self::with_http_options)).
+    http: HttpOptions,
 }
 
 /// How long, by default, a `--state` HTTP session that holds nothing pending can be restored
@@ -165,6 +179,7 @@ impl McpServer {
             forwarder: Mutex::new(None),
             client,
             session_expiry: Some(DEFAULT_SESSION_EXPIRY),
+            http: HttpOptions::default(),
         }
     }
 
@@ -185,6 +200,33 @@ impl McpServer {
     #[must_use]
     pub fn with_session_expiry(mut self, expiry: Option<std::time::Duration>) -> Self {
         self.session_expiry = expiry;
+        self
+    }
+
+    /// What [`serve_http`](Self::serve_http) and
+    /// [`serve_http_with_state`](Self::serve_http_with_state) let in: a bearer token, the
+    /// allowed `Origin`s and `Host`s, body and session limits, TLS (see [`HttpOptions`];
+    /// `docs/HTTP.md` says how to expose a server safely). Stdio ignores them.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use xcsh::mcp::{HttpOptions, McpServer};
+    /// let registry = xcsh::Session::builder()
+    ///     .suite(xcsh::tools::builtin_suite())
+    ///     .build_registry()?;
+    /// let options = HttpOptions::new().auth_token_file("/etc/xcsh/token")?;
+    /// let listener = tokio::net::TcpListener::bind("0.0.0.0:8931").await?;
+    /// let shutdown = tokio_util::sync::CancellationToken::new();
+    /// McpServer::new(registry)
+    ///     .with_http_options(options)
+    ///     .serve_http(listener, shutdown)
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_http_options(mut self, options: HttpOptions) -> Self {
+        self.http = options;
         self
     }
 
