@@ -105,7 +105,6 @@ impl HttpGuardArgs {
             options = options
                 .auth_token_file(file)
                 .map_err(|e| Failure(format!("--auth-token-file: {e}")))?;
-            warn_if_readable_by_others(file);
         }
         for origin in &self.allow_origin {
             options = options
@@ -181,7 +180,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         });
         let shown = Shown {
             tls: options.is_tls(),
-            authenticated: options.has_auth_token(),
+            token_file: args.guard.auth_token_file.clone(),
         };
         let server = McpServer::new(registry)
             .with_session_expiry(expiry)
@@ -215,7 +214,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
 /// What the line that gives the URL says about the server's options.
 struct Shown {
     tls: bool,
-    authenticated: bool,
+    token_file: Option<PathBuf>,
 }
 
 fn serve_http(
@@ -223,7 +222,7 @@ fn serve_http(
     addr: std::net::SocketAddr,
     root: &std::path::Path,
     state: Option<&std::path::Path>,
-    Shown { tls, authenticated }: Shown,
+    Shown { tls, token_file }: Shown,
 ) -> Result<ExitCode, Failure> {
     if let Some(dir) = state {
         std::fs::create_dir_all(dir)
@@ -243,7 +242,7 @@ fn serve_http(
             format!("; pending stacks kept in {}", dir.display())
         });
         let scheme = if tls { "https" } else { "http" };
-        let token = if authenticated {
+        let token = if token_file.is_some() {
             "; every request needs its bearer token"
         } else {
             ""
@@ -252,6 +251,10 @@ fn serve_http(
             "xcsh serve: MCP over Streamable HTTP at {scheme}://{bound}/mcp for {}{kept}{token}",
             root.display()
         );
+        // After the line that gives the URL, which clients read first.
+        if let Some(file) = &token_file {
+            warn_if_readable_by_others(file);
+        }
         tracing::info!(%bound, root = %root.display(), "serving MCP over HTTP");
         let shutdown = tokio_util::sync::CancellationToken::new();
         let served = match state {
