@@ -118,6 +118,22 @@ struct Answer {
 }
 
 impl Answer {
+    /// What a refusal says: a JSON-RPC error's message (the form an MCP client's POST gets),
+    /// or the plain-text body.
+    fn message(&self) -> String {
+        if self.header("content-type") != "application/json" {
+            return self.body.clone();
+        }
+        let value: serde_json::Value = serde_json::from_str(&self.body).expect("JSON");
+        assert_eq!(value["jsonrpc"], "2.0", "{value}");
+        assert_eq!(value["id"], serde_json::Value::Null, "{value}");
+        assert_eq!(value["error"]["data"]["httpStatus"], self.status, "{value}");
+        value["error"]["message"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no error message in {value}"))
+            .to_owned()
+    }
+
     fn header(&self, name: &str) -> &str {
         self.headers
             .get(name)
@@ -126,7 +142,8 @@ impl Answer {
     }
 }
 
-/// A request: method, extra headers (`host` defaults to the address), body.
+/// A request: method, extra headers (`host` defaults to the address, `accept` to an MCP
+/// client's), body.
 struct Ask<'a> {
     method: &'a str,
     headers: Vec<(&'a str, String)>,
@@ -164,10 +181,14 @@ impl<'a> Ask<'a> {
             .method(self.method)
             .uri("/mcp")
             .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", PROTOCOL);
-        if !self.headers.iter().any(|(name, _)| *name == "host") {
-            request = request.header("host", addr);
+        for (name, default) in [
+            ("host", addr),
+            ("accept", "application/json, text/event-stream"),
+        ] {
+            if !self.headers.iter().any(|(given, _)| *given == name) {
+                request = request.header(name, default);
+            }
         }
         for (name, value) in self.headers {
             request = request.header(name, value);
@@ -260,7 +281,7 @@ async fn requests_need_the_right_bearer_token() {
     assert_eq!(missing.header("www-authenticate"), "Bearer realm=\"xcsh\"");
     assert!(
         missing
-            .body
+            .message()
             .contains("needs `Authorization: Bearer <token>`"),
         "{}",
         missing.body
@@ -287,6 +308,17 @@ async fn requests_need_the_right_bearer_token() {
         .await;
     assert_eq!(basic.status, 401);
     assert_eq!(basic.header("www-authenticate"), "Bearer realm=\"xcsh\"");
+
+    // An MCP client's POST gets the refusal as a JSON-RPC error, which clients show; anything
+    // else (curl, a GET) gets plain text.
+    assert_eq!(missing.header("content-type"), "application/json");
+    let curl = Ask::post(initialize())
+        .header("accept", "*/*")
+        .send(addr)
+        .await;
+    assert_eq!(curl.status, 401);
+    assert_eq!(curl.header("content-type"), "text/plain; charset=utf-8");
+    assert_eq!(curl.message(), missing.message());
 
     let right = Ask::post(initialize()).bearer(TOKEN).send(addr).await;
     let session = session_of(&right);
@@ -401,9 +433,9 @@ async fn host_names_are_checked_and_ip_addresses_pass() {
             .send(addr)
             .await;
         assert_eq!(answer.status, 403, "{foreign}: {}", answer.body);
+        let message = answer.message();
         assert!(
-            answer.body.contains(&format!("host name `{foreign}`"))
-                && answer.body.contains("--allow-host"),
+            message.contains(&format!("host name `{foreign}`")) && message.contains("--allow-host"),
             "{}",
             answer.body
         );
@@ -505,11 +537,11 @@ async fn the_session_limit_holds(state: Option<&Path>) {
 
     let refused = Ask::post(initialize()).send(addr).await;
     assert_eq!(refused.status, 503, "{}", refused.body);
+    let message = refused.message();
     assert!(
-        refused
-            .body
+        message
             .starts_with("Service Unavailable: this server already serves 2 live MCP session(s)")
-            && refused.body.contains("--max-sessions"),
+            && message.contains("--max-sessions"),
         "{}",
         refused.body
     );
@@ -568,7 +600,7 @@ async fn the_session_limit_holds_under_state_and_for_restored_sessions() {
     .await;
     assert_eq!(restored.status, 503, "{}", restored.body);
     assert!(
-        restored.body.contains("1 live MCP session(s)"),
+        restored.message().contains("1 live MCP session(s)"),
         "{}",
         restored.body
     );

@@ -42,7 +42,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::McpServer;
-use super::http_guard::{Guard, Refusal};
+use super::http_guard::{Form, Guard, Refusal};
 use super::http_options::HttpOptions;
 use super::http_state::{HttpConnection, SessionRecords, StateSessionManager, valid_session_id};
 use super::limits::{self, SessionLimit};
@@ -298,29 +298,32 @@ where
     H: Fn(Request<Full<Bytes>>) -> F,
     F: Future<Output = HttpResponse>,
 {
+    let form = Form::of(&request);
     if let Err(refusal) = guard.check(&request) {
-        return refusal.into_response();
+        return refusal.into_response(form);
     }
     let (parts, body) = request.into_parts();
     let max = guard.max_body_bytes();
     let body = match Limited::new(body, max).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(error) if error.is::<LengthLimitError>() => {
-            return Refusal::too_large(None, max).into_response();
+            return Refusal::too_large(None, max).into_response(form);
         }
         Err(error) => {
-            return plain(
+            return Refusal::new(
                 StatusCode::BAD_REQUEST,
                 format!("Bad Request: the request body could not be read: {error}"),
-            );
+            )
+            .into_response(form);
         }
     };
-    explain_refusal(handle(Request::from_parts(parts, Full::new(body))).await).await
+    let response = handle(Request::from_parts(parts, Full::new(body))).await;
+    explain_refusal(response, form).await
 }
 
 /// rmcp's `500` for a session the [`SessionLimit`] refused, as the `503` it is, with the
 /// limit's own text.
-async fn explain_refusal(response: HttpResponse) -> HttpResponse {
+async fn explain_refusal(response: HttpResponse, form: Form) -> HttpResponse {
     if response.status() != StatusCode::INTERNAL_SERVER_ERROR {
         return response;
     }
@@ -331,7 +334,9 @@ async fn explain_refusal(response: HttpResponse) -> HttpResponse {
     };
     let text = String::from_utf8_lossy(&bytes);
     match text.find(limits::REFUSAL) {
-        Some(at) => plain(StatusCode::SERVICE_UNAVAILABLE, text[at..].to_owned()),
+        Some(at) => {
+            Refusal::new(StatusCode::SERVICE_UNAVAILABLE, text[at..].to_owned()).into_response(form)
+        }
         None => Response::from_parts(parts, Full::new(bytes).boxed()),
     }
 }

@@ -1,10 +1,18 @@
 //! The checks every HTTP request passes before rmcp sees it, in this order: its `Host`
 //! (DNS rebinding), its `Origin` (a browser page of another site), its bearer token, and the
-//! size of its body. Each refusal is a plain-text answer that says what was wrong and what
-//! to send instead; nothing behind it runs.
+//! size of its body. Each refusal says what was wrong and what to send instead, and nothing
+//! behind it runs.
+//!
+//! A refusal is plain text, except to an MCP client's POST (its `Accept` names
+//! `application/json`): that one gets the same sentence as a JSON-RPC error (`id: null`) with
+//! the same status. MCP clients show such an error's message; a plain-text body they replace
+//! with a message of their own (the Python SDK says "Server returned an error response"), and
+//! the person would never learn that a token was missing.
 
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
 use hyper::header::{self, HeaderMap, HeaderValue};
-use hyper::{Request, StatusCode};
+use hyper::{Request, Response, StatusCode};
 use subtle::ConstantTimeEq;
 
 use super::http::{HttpResponse, plain};
@@ -178,7 +186,7 @@ pub(crate) struct Refusal {
 }
 
 impl Refusal {
-    fn new(status: StatusCode, text: String) -> Self {
+    pub(crate) fn new(status: StatusCode, text: String) -> Self {
         Refusal {
             status,
             text,
@@ -212,8 +220,11 @@ impl Refusal {
         }
     }
 
-    pub(crate) fn into_response(self) -> HttpResponse {
-        let mut response = plain(self.status, self.text);
+    pub(crate) fn into_response(self, form: Form) -> HttpResponse {
+        let mut response = match form {
+            Form::Plain => plain(self.status, self.text),
+            Form::JsonRpc => json_rpc_error(self.status, self.text),
+        };
         let headers = response.headers_mut();
         if let Some(error) = self.challenge {
             let challenge = match error {
@@ -230,6 +241,59 @@ impl Refusal {
         response
     }
 }
+
+/// How a refusal is written, for the client that sent the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    Plain,
+    /// A JSON-RPC error, for an MCP client's POST.
+    JsonRpc,
+}
+
+impl Form {
+    pub(crate) fn of<B>(request: &Request<B>) -> Form {
+        let accepts_json = request
+            .headers()
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .any(|media| {
+                media
+                    .split(';')
+                    .next()
+                    .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+            });
+        if request.method() == hyper::Method::POST && accepts_json {
+            Form::JsonRpc
+        } else {
+            Form::Plain
+        }
+    }
+}
+
+/// `text` as a JSON-RPC error answering a request whose id was not read, with `status`.
+fn json_rpc_error(status: StatusCode, text: String) -> HttpResponse {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": INVALID_REQUEST,
+            "message": text,
+            "data": {"httpStatus": status.as_u16()},
+        },
+    });
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// JSON-RPC's "Invalid Request": the request was refused before it was read.
+const INVALID_REQUEST: i32 = -32600;
 
 /// A header value as quoted back in an answer: at most 100 characters, controls replaced.
 fn shown(text: &str) -> String {
