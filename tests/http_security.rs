@@ -65,19 +65,23 @@ fn xcsh(root: &Path, args: &[&str]) -> Command {
 
 fn start(root: &Path, args: &[&str]) -> Server {
     let mut child = xcsh(root, args).spawn().expect("xcsh serve --http starts");
-    let line = first_line_then_drain(child.stderr.take().expect("stderr"));
-    let port = line
+    let stderr = child.stderr.take().expect("stderr");
+    // Owned first, so that a failed check below still kills the server.
+    let mut server = Server {
+        child,
+        addr: String::new(),
+        line: first_line_then_drain(stderr),
+    };
+    let port = server
+        .line
         .split("://")
         .nth(1)
         .and_then(|rest| rest.split('/').next())
         .and_then(|authority| authority.rsplit(':').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .unwrap_or_else(|| panic!("no address in {:?}", server.line))
         .to_owned();
-    Server {
-        child,
-        addr: format!("127.0.0.1:{port}"),
-        line,
-    }
+    server.addr = format!("127.0.0.1:{port}");
+    server
 }
 
 /// Runs a `serve` that must refuse to start: its exit status and what it said.
