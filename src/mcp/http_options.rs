@@ -343,7 +343,7 @@ fn token_digest(raw: &str, what: &str) -> Result<[u8; 32], HttpOptionsError> {
     Ok(Sha256::digest(token.as_bytes()).into())
 }
 
-/// Why [`HttpOptions`] (or a [`TlsIdentity`](super::TlsIdentity)) refused a setting; its
+/// Why [`HttpOptions`] (or a `TlsIdentity`, feature `tls`) refused a setting; its
 /// message says what was wrong and what to do, its [`kind`](Self::kind) which setting.
 ///
 /// ```
