@@ -42,6 +42,10 @@ step "MCP interop: the Python SDK over Streamable HTTP, server restarted under -
 "$repo_root/.venv/bin/python" tests/interop/test_mcp_http.py \
     "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
 
+step "MCP interop: the Python SDK with a bearer token, over HTTP and HTTPS (a CA made by the test)"
+"$repo_root/.venv/bin/python" tests/interop/test_mcp_http_auth.py \
+    "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
+
 step "Benchmarks still run (bench/run.sh --smoke: equality check included, numbers meaningless)"
 bench/run.sh --smoke
 

@@ -28,7 +28,8 @@
 //! | `macros` | yes | `#[custom_tool]`, `#[pending]`, `#[tool_param]`, `suite!` |
 //! | `tools` | yes | [`tools`] and [`changeset`] (ast-grep and its tree-sitter grammars) |
 //! | `mcp` | yes | [`mcp`] (rmcp, hyper) |
-//! | `cli` | yes | the `xcsh` binary (clap), with `tools` and `mcp` |
+//! | `tls` | yes | HTTPS for [`mcp`]'s HTTP server (`mcp::TlsIdentity`: rustls on `ring`) |
+//! | `cli` | yes | the `xcsh` binary (clap), with `tools`, `mcp` and `tls` |
 //! | `testing` | no | `testing`: fault plans and dialect validators |
 //!
 //! A crate that only defines tools needs

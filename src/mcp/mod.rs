@@ -49,12 +49,17 @@
 mod elicitation;
 mod handles;
 mod http;
+mod http_guard;
+mod http_options;
 mod http_state;
 mod input_required;
+mod limits;
 mod list_changed;
 mod listing;
 mod progress;
 mod results;
+#[cfg(feature = "tls")]
+mod tls;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -82,6 +87,13 @@ use xcsh_core::{
 pub use handles::DEFAULT_MAX_HANDLES;
 use handles::Handles;
 use input_required::{Approvals, Asking};
+
+pub use http_options::{
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, HttpOptions, HttpOptionsError,
+    HttpOptionsErrorKind,
+};
+#[cfg(feature = "tls")]
+pub use tls::TlsIdentity;
 
 /// The rmcp crate this module is built on, for naming its types (transports, models).
 pub use rmcp;
@@ -122,6 +134,8 @@ pub struct McpServer {
     /// How long an HTTP session's record outlives its last use when nothing is pending
     /// ([`with_session_expiry`](Self::with_session_expiry)).
     session_expiry: Option<std::time::Duration>,
+    /// Who may use the server over HTTP, and how much ([`with_http_options`](Self::with_http_options)).
+    http: HttpOptions,
     /// What every connection of this server shares.
     shared: Arc<Shared>,
 }
@@ -225,6 +239,7 @@ impl McpServer {
             client,
             session_expiry: Some(DEFAULT_SESSION_EXPIRY),
             shared: Arc::new(Shared::new()),
+            http: HttpOptions::default(),
         }
     }
 
@@ -266,6 +281,33 @@ impl McpServer {
     #[must_use]
     pub fn with_session_expiry(mut self, expiry: Option<std::time::Duration>) -> Self {
         self.session_expiry = expiry;
+        self
+    }
+
+    /// What [`serve_http`](Self::serve_http) and
+    /// [`serve_http_with_state`](Self::serve_http_with_state) let in: a bearer token, the
+    /// allowed `Origin`s and `Host`s, body and session limits, TLS (see [`HttpOptions`];
+    /// `docs/HTTP.md` says how to expose a server safely). Stdio ignores them.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use xcsh::mcp::{HttpOptions, McpServer};
+    /// let registry = xcsh::Session::builder()
+    ///     .suite(xcsh::tools::builtin_suite())
+    ///     .build_registry()?;
+    /// let options = HttpOptions::new().auth_token_file("/etc/xcsh/token")?;
+    /// let listener = tokio::net::TcpListener::bind("0.0.0.0:8931").await?;
+    /// let shutdown = tokio_util::sync::CancellationToken::new();
+    /// McpServer::new(registry)
+    ///     .with_http_options(options)
+    ///     .serve_http(listener, shutdown)
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_http_options(mut self, options: HttpOptions) -> Self {
+        self.http = options;
         self
     }
 
