@@ -103,6 +103,11 @@ pub mod tool {
         Suite, Tool, ToolAnnotations, ToolContext, ToolError, ToolSuite, decode_arguments,
         registered_suite, validate_tool_name,
     };
+    #[doc(inline)]
+    pub use xcsh_core::{
+        RESOURCE_SCHEME, Resource, ResourceBody, ResourceContents, ResourceError, ResourceInfo,
+        resource_part_uri,
+    };
 }
 
 /// Provider dialects: tool definitions in each provider's request shape, schema lowering,
@@ -123,6 +128,11 @@ pub mod tools {
     pub use xcsh_tools::{
         AST_EDIT, AST_GREP, AstEdit, AstEditOp, AstGrep, AstToolsConfig, UNDO, UndoLast,
         builtin_suite, preview_notes, render_matches, render_near_misses, render_preview, summary,
+    };
+    #[doc(inline)]
+    pub use xcsh_tools::{
+        CaptureSummary, ChangeOutput, ChangeStatus, ChangeTotals, FileChange, MAX_OUTPUT_BYTES,
+        MatchSummary, SearchOutput, SearchTotals, preview_resource,
     };
     #[doc(inline)]
     pub use xcsh_tools::{engine, workspace};

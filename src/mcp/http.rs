@@ -7,14 +7,14 @@
 //! stack of its own, and `resolve` applies only what that session previewed.
 //!
 //! Sessions exist on the `initialize` lifecycle (protocol versions before 2026-07-28). A
-//! request that negotiates 2026-07-28 per request is served statelessly by rmcp, with a fresh
-//! handler each time: it can preview, but its pending action is gone with the request, so
-//! `resolve` in a later request finds nothing to apply (and never another client's action).
+//! request that negotiates 2026-07-28 is served statelessly by rmcp, with a fresh handler each
+//! time; its pending stack is the one its `handle` argument names (see `handles`): a call that
+//! may push without one gets a new stack and handle, which the result gives the model.
 //!
 //! With a state directory ([`McpServer::serve_http_with_state`], `xcsh serve --http ADDR
 //! --state DIR`) each MCP session's pending stack is kept on disk under its `Mcp-Session-Id`,
 //! and a restarted server serves a client that presents its old id again, with the same
-//! stack (see `http_state`). Per-request (2026-07-28) requests stay stateless.
+//! stack (see `http_state`); so is each handle's stack, under the handle.
 //!
 //! Every request first passes the checks of [`HttpOptions`] (set with
 //! [`McpServer::with_http_options`]; see `http_guard`): its `Host` (`localhost`, an IP address,
@@ -108,8 +108,9 @@ impl McpServer {
     /// a DELETE removes its record too (a stack that still holds previews then stays, unused,
     /// for a person to look at). When the server starts, the records of sessions unused for
     /// longer than [`with_session_expiry`](Self::with_session_expiry) (30 days by default)
-    /// whose stacks hold nothing are removed. Requests that negotiate 2026-07-28 per request
-    /// have no session and keep nothing.
+    /// whose stacks hold nothing are removed. Requests that negotiate 2026-07-28 have no
+    /// session: their stacks, named by handles, are kept as `<handle>.stack` beside the
+    /// record `<handle>.handle`, and expire the same way.
     ///
     /// ```no_run
     /// # async fn run() -> std::io::Result<()> {

@@ -33,9 +33,15 @@ pub(crate) fn tools(
     outputs: &HashMap<String, Arc<JsonObject>>,
 ) -> Vec<McpTool> {
     let registry = session.registry();
-    session
-        .tools()
+    let listed = session.tools();
+    // Without a session no request can see a stack, so `resolve` is always offered: a tool
+    // that pushes without declaring it still leaves a preview that can be resolved.
+    let resolve = registry
+        .get(RESOLVE_TOOL_NAME)
+        .filter(|_| by_handle && !listed.iter().any(|t| t.name() == RESOLVE_TOOL_NAME));
+    listed
         .iter()
+        .chain(resolve)
         .map(|tool| {
             let name = tool.name();
             let pushes = tool.pushes_pending_actions();

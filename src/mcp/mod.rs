@@ -10,9 +10,19 @@
 //!
 //! * every failure — unknown tool, bad arguments (naming the field), a tool error — is a
 //!   result with `isError: true` and a message the model can act on, never a JSON-RPC error;
-//! * a result's `details` arrive as `structuredContent` (an object; other values are wrapped
-//!   as `{"details": …}`), and the session's `<system-reminder>` to call `resolve` follows a
-//!   preview as a last text block, since MCP cannot force a tool choice;
+//! * a tool that declares an output type ([`Tool::output_schema`](xcsh_core::Tool::output_schema),
+//!   `#[custom_tool(output = T)]`; every built-in tool) is listed with it as `outputSchema`,
+//!   and its structured output is the result's `structuredContent`; for other tools their
+//!   `details` are (an object; other values are wrapped as `{"details": …}`);
+//! * what is too large for a result is a resource ([`Resource`](xcsh_core::Resource)): a
+//!   `resource_link` block in the result, read with `resources/read` (a preview's whole diff,
+//!   and each file's new bytes);
+//! * the session's `<system-reminder>` to call `resolve` follows a preview as a last text
+//!   block, since MCP cannot force a tool choice;
+//! * on protocol 2026-07-28 over HTTP, which has no sessions, a pending stack is named by a
+//!   handle the preview's result gives (its text and `structuredContent.handle`), which
+//!   `resolve` and later edits take back as their `handle` argument; a person is asked through
+//!   input-required rounds instead of `elicitation/create` (docs/MCP.md);
 //! * `resolve`'s description lists the pending stack, top first, and the server sends
 //!   `notifications/tools/list_changed` whenever the stack changes (on the `initialize`
 //!   lifecycle directly; on 2026-07-28 to clients that subscribe through
