@@ -46,6 +46,10 @@ step "MCP interop: the Python SDK with a bearer token, over HTTP and HTTPS (a CA
 "$repo_root/.venv/bin/python" tests/interop/test_mcp_http_auth.py \
     "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
 
+step "MCP interop: the SDK's Client in its default mode (protocol 2026-07-28) over stdio and HTTP: handles, approvals, bounded output"
+"$repo_root/.venv/bin/python" tests/interop/test_mcp_current.py \
+    "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
+
 step "Benchmarks still run (bench/run.sh --smoke: equality check included, numbers meaningless)"
 bench/run.sh --smoke
 

@@ -216,6 +216,10 @@ fn rmcp_config(options: &HttpOptions, cancel: CancellationToken) -> StreamableHt
         .with_cancellation_token(cancel)
         .disable_allowed_hosts()
         .with_max_request_body_bytes(options.max_body_bytes)
+        // An answer with nothing before it (no progress) goes as plain JSON: clients cap one
+        // SSE event (the Python SDK at 1 MiB), not a JSON body, and a whole preview read as a
+        // resource can be larger.
+        .with_json_response(true)
 }
 
 /// Refuses a listener that other machines can reach when no token is set.

@@ -19,8 +19,9 @@
 use std::collections::HashMap;
 use std::io;
 use std::path::Path;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmcp::model::{
     ElicitRequest, ElicitResult, InputRequest, InputRequests, InputRequiredResult, InputResponses,
@@ -42,6 +43,10 @@ pub(crate) const ANSWER_WAIT: Duration = Duration::from_secs(15 * 60);
 /// states it sealed.
 const KEY_FILE: &str = "request-state.key";
 
+/// Beside it, the nonces of the states answered, so that one is not answered twice across a
+/// restart either: a line of `<nonce> <expiry, unix ms>` each.
+const USED_FILE: &str = "request-state.used";
+
 /// What a sealed request state holds.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,7 +62,10 @@ struct Sealed {
 /// The server's approvals on protocol 2026-07-28: its sealing key and the nonces used.
 pub(crate) struct Approvals {
     codec: RequestStateCodec,
-    used: Mutex<HashMap<String, Instant>>,
+    /// Nonces answered, with when they stop mattering (the state expires then).
+    used: Mutex<HashMap<String, SystemTime>>,
+    /// Where they are kept, under `--state`.
+    used_file: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Approvals {
@@ -81,7 +89,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 impl Approvals {
     /// A fresh key for this process: states it seals open only here.
     pub(crate) fn new() -> io::Result<Self> {
-        Self::with_key(random_bytes(32)?)
+        Self::with_key(random_bytes(32)?, None)
     }
 
     /// The key kept in `dir` (made there, readable by its owner only, when missing): states
@@ -108,14 +116,19 @@ impl Approvals {
                 ));
             }
         };
-        Self::with_key(key)
+        Self::with_key(key, Some(dir.join(USED_FILE)))
     }
 
-    fn with_key(key: Vec<u8>) -> io::Result<Self> {
+    fn with_key(key: Vec<u8>, used_file: Option<PathBuf>) -> io::Result<Self> {
         let codec = RequestStateCodec::try_new(key).map_err(io::Error::other)?;
+        let used = match &used_file {
+            Some(path) => read_used(path)?,
+            None => HashMap::new(),
+        };
         Ok(Approvals {
             codec,
-            used: Mutex::new(HashMap::new()),
+            used: Mutex::new(used),
+            used_file,
         })
     }
 
@@ -171,11 +184,19 @@ impl Approvals {
                 })
             })?;
         {
+            let now = SystemTime::now();
             let mut used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
-            used.retain(|_, at| at.elapsed() < ANSWER_WAIT);
-            if used.insert(sealed.nonce.clone(), Instant::now()).is_some() {
+            used.retain(|_, until| *until > now);
+            if used.contains_key(&sealed.nonce) {
                 return Err(refused("that answer was used already"));
             }
+            let until = now + ANSWER_WAIT;
+            // On disk before it counts: a restart must not make it usable again.
+            if let Some(path) = &self.used_file {
+                append_used(path, &sealed.nonce, until)
+                    .map_err(|e| refused(&format!("it cannot be recorded as used ({e})")))?;
+            }
+            used.insert(sealed.nonce.clone(), until);
         }
         let answer = match responses.and_then(|r| r.get(INPUT_KEY)) {
             None => None,
@@ -193,6 +214,53 @@ impl Approvals {
             answer,
         })
     }
+}
+
+/// The unexpired nonces recorded in `path` (none when it is missing); rewritten without the
+/// expired ones.
+fn read_used(path: &Path) -> io::Result<HashMap<String, SystemTime>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashMap::new()),
+        Err(e) => {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("cannot read `{}`: {e}", path.display()),
+            ));
+        }
+    };
+    let now = SystemTime::now();
+    let used: HashMap<String, SystemTime> = text
+        .lines()
+        .filter_map(|line| {
+            let (nonce, until) = line.split_once(' ')?;
+            let until = UNIX_EPOCH + Duration::from_millis(until.trim().parse().ok()?);
+            (until > now).then(|| (nonce.to_owned(), until))
+        })
+        .collect();
+    let kept: String = used
+        .iter()
+        .map(|(nonce, until)| format!("{nonce} {}\n", millis(*until)))
+        .collect();
+    let fresh = path.with_extension("used.new");
+    std::fs::write(&fresh, kept).and_then(|()| std::fs::rename(&fresh, path))?;
+    Ok(used)
+}
+
+fn millis(time: SystemTime) -> u128 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis())
+}
+
+/// Records `nonce` as used until `until`, synced.
+fn append_used(path: &Path, nonce: &str, until: SystemTime) -> io::Result<()> {
+    use std::io::Write as _;
+    let mut options = std::fs::File::options();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    file.write_all(format!("{nonce} {}\n", millis(until)).as_bytes())?;
+    file.sync_data()
 }
 
 /// Writes `bytes` to a new file at `path`, readable and writable by its owner only.
@@ -366,6 +434,10 @@ mod tests {
             .unwrap();
         let again = Approvals::kept_in(dir.path()).unwrap();
         assert!(again.answered("s", &state, None).is_ok());
+        // Answered once, it stays answered after another restart.
+        let third = Approvals::kept_in(dir.path()).unwrap();
+        let err = third.answered("s", &state, None).unwrap_err();
+        assert!(err.contains("used already"), "{err}");
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt as _;

@@ -6,6 +6,9 @@ use rmcp::model::{CallToolResult, ContentBlock, Resource as McpResource, Resourc
 use serde_json::{Value, json};
 use xcsh_core::{AgentToolResult, Content, ResourceBody};
 
+/// The largest `details` sent in place of a declared output that is missing.
+const MAX_FALLBACK_BYTES: usize = 64 * 1024;
+
 /// Content blocks one for one, `isError` as is, and as `structuredContent` the tool's
 /// declared output when it declares one (`declares_output`), its `details` otherwise. `handle`
 /// (a stack named by handle, protocol 2026-07-28 over HTTP) goes in as `structuredContent.handle`.
@@ -23,14 +26,16 @@ pub(crate) fn call_tool_result(
     let structured = match (declares_output, result.structured, result.details) {
         (true, Some(output), _) => Some(output),
         // A declared output missing (an error result, or a tool that forgot it): the details,
-        // as for a tool without one, rather than nothing.
+        // as for a tool without one, when they are small; nothing rather than megabytes.
         (true, None, details) => {
             if !result.is_error {
                 tracing::warn!(
                     "a tool that declares an output schema returned a result without its structured output; sending its details instead"
                 );
             }
-            details
+            details.filter(|d| {
+                serde_json::to_vec(d).map_or(false, |bytes| bytes.len() <= MAX_FALLBACK_BYTES)
+            })
         }
         (false, _, details) => details,
     };

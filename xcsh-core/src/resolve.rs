@@ -517,8 +517,8 @@ static RESOLVE_OUTPUT: LazyLock<Arc<JsonObject>> = LazyLock::new(|| {
             },
             "outcome": {
                 "type": "string",
-                "enum": ["applied", "discarded", "declined", "denied"],
-                "description": "applied; discarded (as asked); declined (by the person asked); denied (by a rule)"
+                "enum": ["applied", "discarded", "declined", "denied", "pending", "failed"],
+                "description": "applied; discarded (as asked); declined (by the person asked); denied (by a rule); pending (not approved yet: an error result); failed (the apply failed and the action is still pending: an error result)"
             },
             "reason": {"type": "string", "description": "The reason given (shortened)"},
             "label": {"type": "string", "description": "The resolved action's label"},
@@ -544,7 +544,7 @@ static RESOLVE_OUTPUT: LazyLock<Arc<JsonObject>> = LazyLock::new(|| {
 /// Files `resolve`'s structured output names, at most.
 const OUTPUT_FILES: usize = 200;
 
-/// `resolve`'s structured output for a resolution: small whatever the action's details.
+/// `resolve`'s structured output for a resolution.
 fn resolve_output(resolution: &Resolution, remaining: usize) -> Value {
     let outcome = match (resolution.result.error_kind(), resolution.action) {
         (Some(ErrorKind::Declined), _) => "declined",
@@ -552,25 +552,45 @@ fn resolve_output(resolution: &Resolution, remaining: usize) -> Value {
         (_, ResolveAction::Apply) => "applied",
         (_, ResolveAction::Discard) => "discarded",
     };
-    let files = EffectFacts::of(&resolution.summary).files;
-    let reason: String = resolution.reason.chars().take(1000).collect();
+    let approval = resolution
+        .result
+        .details
+        .as_ref()
+        .and_then(|d| d.get("approval"));
+    bounded_output(
+        resolution.action,
+        outcome,
+        &resolution.reason,
+        &resolution.summary,
+        remaining,
+        approval,
+    )
+}
+
+/// `resolve`'s structured output: small whatever the action's details (which the result's
+/// `details` carry whole, for hosts in process).
+fn bounded_output(
+    action: ResolveAction,
+    outcome: &str,
+    reason: &str,
+    summary: &PendingSummary,
+    remaining: usize,
+    approval: Option<&Value>,
+) -> Value {
+    let files = EffectFacts::of(summary).files;
+    let reason: String = reason.chars().take(1000).collect();
     let mut output = json!({
-        "action": resolution.action.as_str(),
+        "action": action.as_str(),
         "outcome": outcome,
         "reason": reason,
-        "label": resolution.summary.label,
-        "pendingId": resolution.summary.id,
-        "sourceToolName": resolution.summary.source_tool_name,
+        "label": summary.label,
+        "pendingId": summary.id,
+        "sourceToolName": summary.source_tool_name,
         "remaining": remaining,
         "files": files.iter().take(OUTPUT_FILES).collect::<Vec<_>>(),
         "filesOmitted": files.len().saturating_sub(OUTPUT_FILES),
     });
-    if let Some(approval) = resolution
-        .result
-        .details
-        .as_ref()
-        .and_then(|d| d.get("approval"))
-    {
+    if let Some(approval) = approval {
         output["approval"] = approval.clone();
     }
     output
@@ -651,10 +671,14 @@ impl Tool for ResolveTool {
                 Ok(resolution) => Ok(resolution.result),
                 Err(error @ ResolveError::NothingPending) => Err(ToolError::from(error)),
                 Err(error) => {
-                    let details = match &error {
+                    let remaining = ctx.pending_store().map_or(0, |store| store.len());
+                    let (details, output) = match &error {
                         ResolveError::ApplyFailed {
                             summary, reason, ..
-                        } => resolve_details(args.action, reason, summary),
+                        } => (
+                            resolve_details(args.action, reason, summary),
+                            bounded_output(args.action, "failed", reason, summary, remaining, None),
+                        ),
                         ResolveError::NotApproved {
                             summary,
                             reason,
@@ -663,12 +687,24 @@ impl Tool for ResolveTool {
                         } => {
                             let mut details = resolve_details(args.action, reason, summary);
                             details.insert("approval".into(), approval.clone());
-                            details
+                            let output = bounded_output(
+                                args.action,
+                                "pending",
+                                reason,
+                                summary,
+                                remaining,
+                                Some(approval),
+                            );
+                            (details, output)
                         }
-                        ResolveError::NothingPending => JsonObject::new(),
+                        ResolveError::NothingPending => (JsonObject::new(), Value::Null),
                     };
-                    Ok(AgentToolResult::from(ToolError::from(error))
-                        .with_details(Value::Object(details)))
+                    let result = AgentToolResult::from(ToolError::from(error))
+                        .with_details(Value::Object(details));
+                    Ok(match output {
+                        Value::Null => result,
+                        output => result.with_structured(output),
+                    })
                 }
             }
         })

@@ -91,6 +91,7 @@ pub struct Resource {
     name: String,
     description: Option<String>,
     mime_type: Option<String>,
+    part_mime_type: Option<String>,
     while_pending: Option<PendingId>,
     read: Arc<Reader>,
 }
@@ -107,6 +108,7 @@ impl Resource {
             name: name.into(),
             description: None,
             mime_type: Some(mime_type.into()),
+            part_mime_type: None,
             while_pending: None,
             read: Arc::new(read),
         }
@@ -129,6 +131,15 @@ impl Resource {
     #[must_use]
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
+        self
+    }
+
+    /// The MIME type of its parts (default: `text/plain` for text, `application/octet-stream`
+    /// for bytes), when they are not what the resource itself is (a preview's files are not
+    /// diffs).
+    #[must_use]
+    pub fn with_part_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.part_mime_type = Some(mime_type.into());
         self
     }
 
@@ -176,7 +187,7 @@ pub struct ResourceInfo {
 pub struct ResourceContents {
     /// The URI read.
     pub uri: String,
-    /// The MIME type (of the resource; a part's own may differ, e.g. a file of a preview).
+    /// The MIME type: the resource's, or its parts' (see [`Resource::with_part_mime_type`]).
     pub mime_type: Option<String>,
     /// The content.
     pub body: ResourceBody,
@@ -320,9 +331,24 @@ impl Resources {
             uri: uri.to_owned(),
             why,
         })?;
+        let mime_type = match (part.is_empty(), &body) {
+            (true, _) => resource.mime_type.clone(),
+            (false, ResourceBody::Text(_)) => Some(
+                resource
+                    .part_mime_type
+                    .clone()
+                    .unwrap_or_else(|| "text/plain".to_owned()),
+            ),
+            (false, _) => Some(
+                resource
+                    .part_mime_type
+                    .clone()
+                    .unwrap_or_else(|| "application/octet-stream".to_owned()),
+            ),
+        };
         Ok(ResourceContents {
             uri: uri.to_owned(),
-            mime_type: resource.mime_type.clone(),
+            mime_type,
             body,
         })
     }
@@ -431,6 +457,15 @@ mod tests {
         let part = resource_part_uri(&uri, "after/ü dir/a%b.rs");
         let read = resources.read(&part, &store).unwrap();
         assert_eq!(read.body, ResourceBody::Text("after/ü dir/a%b.rs".into()));
+        assert_eq!(
+            read.mime_type.as_deref(),
+            Some("text/plain"),
+            "a part is not the whole"
+        );
+        assert_eq!(
+            resources.read(&uri, &store).unwrap().mime_type.as_deref(),
+            Some("text/plain")
+        );
         assert!(matches!(
             resources.read("xcsh://other/1", &store),
             Err(ResourceError::Unknown { .. })

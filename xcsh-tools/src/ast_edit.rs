@@ -18,6 +18,9 @@ use crate::run::{
 /// The tool's name.
 pub const AST_EDIT: &str = <AstEdit as CustomTool>::NAME;
 
+/// Files the preview's text lists one by one; the resource has them all.
+const LISTED_FILES: usize = 200;
+
 /// Characters of before/after text per replacement in the details.
 const DETAIL_TEXT_CHARS: usize = 200;
 
@@ -284,12 +287,19 @@ pub fn render_preview(plan: &EditPlan, max_diff_chars: usize) -> String {
             plural(totals.files_scanned, "file"),
             totals.files_parsed
         );
-        for file in &plan.files {
+        for file in plan.files.iter().take(LISTED_FILES) {
             let _ = writeln!(
                 out,
                 "{}: {}",
                 file.display,
                 plural(file.replacements.len(), "replacement")
+            );
+        }
+        if plan.files.len() > LISTED_FILES {
+            let _ = writeln!(
+                out,
+                "… and {} more (the preview resource linked below lists every file).",
+                plural(plan.files.len() - LISTED_FILES, "file")
             );
         }
         out.push('\n');
