@@ -10,7 +10,7 @@ use xcsh_macros::{custom_tool, pending, tool_param};
 use crate::changeset::{ApplyError, ChangeSet};
 use crate::config::AstToolsConfig;
 use crate::engine::{self, EditPlan, EditRequest, Op, Within, preview, search_then_near_misses};
-use crate::output::{ChangeOutput, ChangeTotals, preview_resource};
+use crate::output::{ChangeOutput, ChangeTotals, preview_resource, published};
 use crate::run::{
     first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };
@@ -191,7 +191,7 @@ impl AstEdit {
         let per_file: Vec<usize> = plan.files.iter().map(|f| f.replacements.len()).collect();
         // The change set takes each file's edits (not its contents): apply splices them into
         // the file as it reads it then, refusing it if it is no longer what was previewed.
-        let mut changes = ChangeSet::new(ws);
+        let mut changes = ChangeSet::new(ws).with_undo(config.undo_limits());
         for file in plan.files {
             changes
                 .modify_splicing(&file.path, file.fingerprint, file.splices())
@@ -237,25 +237,6 @@ fn totals_of(totals: &engine::EditTotals) -> ChangeTotals {
         identical: Some(totals.identical),
         files_scanned: Some(totals.files_scanned),
         files_parsed: Some(totals.files_parsed),
-    }
-}
-
-/// Publishes `resource` on the session; `None` (logged) where the runtime serves none.
-pub(crate) fn published(
-    ctx: &ToolContext,
-    resource: xcsh_core::Resource,
-) -> Option<(String, xcsh_core::Content)> {
-    match ctx.publish_resource(resource) {
-        Ok(link) => {
-            let xcsh_core::Content::ResourceLink { uri, .. } = &link else {
-                return None;
-            };
-            Some((uri.clone(), link))
-        }
-        Err(e) => {
-            tracing::debug!(error = %e.message(), "no resource for the preview");
-            None
-        }
     }
 }
 

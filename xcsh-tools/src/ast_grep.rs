@@ -199,7 +199,7 @@ impl AstGrep {
                 .with_description(
                     "Every match of this search, with its range and captures, as JSON.",
                 );
-            match crate::ast_edit::published(ctx, resource) {
+            match crate::output::published(ctx, resource) {
                 Some((uri, link)) => {
                     result.content.push(link);
                     SearchOutput {

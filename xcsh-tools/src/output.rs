@@ -4,7 +4,7 @@
 //! replacement, every file's new content) is a resource the output links to.
 
 use serde::Serialize;
-use xcsh_core::{PendingId, Resource, ResourceBody, resource_part_uri};
+use xcsh_core::{Content, PendingId, Resource, ResourceBody, ToolContext, resource_part_uri};
 use xcsh_macros::tool_param;
 
 use crate::changeset::ChangeSet;
@@ -310,5 +310,21 @@ impl SearchOutput {
         self.matches_omitted = total - keep;
         self.matches = shown;
         self
+    }
+}
+
+/// Publishes `resource` on the session; `None` (logged) where the runtime serves none.
+pub(crate) fn published(ctx: &ToolContext, resource: Resource) -> Option<(String, Content)> {
+    match ctx.publish_resource(resource) {
+        Ok(link) => {
+            let Content::ResourceLink { uri, .. } = &link else {
+                return None;
+            };
+            Some((uri.clone(), link))
+        }
+        Err(e) => {
+            tracing::debug!(error = %e.message(), "no resource for the preview");
+            None
+        }
     }
 }

@@ -72,11 +72,14 @@ impl UndoLast {
     async fn execute(self, ctx: &ToolContext) -> Result<AgentToolResult, ToolError> {
         let config = AstToolsConfig::of(ctx);
         let ws = workspace(ctx)?;
-        let keep = config.undo_limits().keep();
-        let undo = tokio::task::spawn_blocking(move || Undo::last(&ws))
-            .await
-            .map_err(|join| ToolError::new(format!("the undo did not complete: {join}")))?
-            .map_err(undo_error)?;
+        let limits = config.undo_limits();
+        let keep = limits.keep();
+        let undo = tokio::task::spawn_blocking(move || {
+            Undo::last(&ws).map(|u| u.map(|u| u.with_undo(limits)))
+        })
+        .await
+        .map_err(|join| ToolError::new(format!("the undo did not complete: {join}")))?
+        .map_err(undo_error)?;
         let Some(undo) = undo else {
             let text = format!(
                 "Nothing to undo: no applied change is kept in this workspace (the last {keep} applied changes are kept; an undo removes the one it reverts)."
@@ -90,7 +93,7 @@ impl UndoLast {
         let id = ctx.push_pending_action(UndoAction { undo })?;
         let mut result = AgentToolResult::text(text);
         let link =
-            crate::ast_edit::published(ctx, preview_resource("Undo preview", changes.clone(), id));
+            crate::output::published(ctx, preview_resource("Undo preview", changes.clone(), id));
         let output = ChangeOutput::preview(
             what,
             id,
