@@ -27,9 +27,10 @@
 //! |---|---|---|
 //! | `macros` | yes | `#[custom_tool]`, `#[pending]`, `#[tool_param]`, `suite!` |
 //! | `tools` | yes | [`tools`] and [`changeset`] (ast-grep and its tree-sitter grammars) |
-//! | `mcp` | yes | [`mcp`] (rmcp, hyper) |
+//! | `mcp` | yes | [`mcp`] over stdio or any rmcp transport (rmcp; no HTTP stack) |
+//! | `http` | yes | [`mcp`] over Streamable HTTP (`McpServer::serve_http`, `mcp::HttpOptions`: hyper) |
 //! | `tls` | yes | HTTPS for [`mcp`]'s HTTP server (`mcp::TlsIdentity`: rustls on `ring`) |
-//! | `cli` | yes | the `xcsh` binary (clap), with `tools`, `mcp` and `tls` |
+//! | `cli` | yes | the `xcsh` binary (clap), with `tools`, `mcp`, `http` and `tls` |
 //! | `testing` | no | `testing`: fault plans and dialect validators |
 //!
 //! A crate that only defines tools needs

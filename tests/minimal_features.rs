@@ -51,8 +51,22 @@ fn a_tools_only_crate_builds_none_of_the_heavy_dependencies() {
     );
 }
 
-/// The tree-sitter grammar crates `cargo tree` finds for a package with these features.
-fn grammars(package: &str, features: &str) -> Vec<String> {
+/// A crate that serves its tools over MCP on stdio (`features = ["macros", "mcp"]`) builds
+/// rmcp but no HTTP stack: hyper and rustls come with `http` and `tls`.
+#[test]
+fn mcp_on_stdio_builds_no_http_stack() {
+    let crates = tree("xcsh", "macros,mcp");
+    assert!(crates.iter().any(|c| c == "rmcp"), "{crates:?}");
+    let http: Vec<&String> = crates
+        .iter()
+        .filter(|c| ["hyper", "rustls", "tokio-rustls", "h2"].contains(&c.as_str()))
+        .collect();
+    assert!(http.is_empty(), "`mcp` alone pulls in {http:?}");
+    assert!(tree("xcsh", "macros,http").iter().any(|c| c == "hyper"));
+}
+
+/// The crates `cargo tree` finds for a package with these features (normal edges only).
+fn tree(package: &str, features: &str) -> Vec<String> {
     let output = Command::new(env!("CARGO"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
@@ -78,12 +92,19 @@ fn grammars(package: &str, features: &str) -> Vec<String> {
     let mut found: Vec<String> = String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|l| l.split(' ').next())
-        .filter(|name| name.starts_with("tree-sitter-") && *name != "tree-sitter-language")
         .map(str::to_owned)
         .collect();
     found.sort();
     found.dedup();
     found
+}
+
+/// The tree-sitter grammar crates `cargo tree` finds for a package with these features.
+fn grammars(package: &str, features: &str) -> Vec<String> {
+    tree(package, features)
+        .into_iter()
+        .filter(|name| name.starts_with("tree-sitter-") && name != "tree-sitter-language")
+        .collect()
 }
 
 /// A crate needing two languages compiles two grammars; the facade's `tools` keeps the six

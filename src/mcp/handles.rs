@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 use xcsh_core::{ErrorKind, Registry, Session, ToolError};
 
-use super::http_state::{SessionRecords, valid_session_id};
 use super::input_required::{hex, random_bytes};
+use super::records::{SessionRecords, valid_session_id};
 
 /// The prefix of every handle.
 const PREFIX: &str = "ph-";

@@ -44,8 +44,9 @@ use tokio_util::sync::CancellationToken;
 use super::McpServer;
 use super::http_guard::{Form, Guard, Refusal};
 use super::http_options::HttpOptions;
-use super::http_state::{HttpConnection, SessionRecords, StateSessionManager, valid_session_id};
+use super::http_state::{HttpConnection, StateSessionManager};
 use super::limits::{self, SessionLimit};
+use super::records::{SessionRecords, valid_session_id};
 
 pub(crate) type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
 

@@ -57,16 +57,25 @@
 //! ```
 
 mod elicitation;
+// Only HTTP names stacks by handles; the module needs no HTTP crate.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 mod handles;
+#[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
 mod http_guard;
+#[cfg(feature = "http")]
 mod http_options;
+#[cfg(feature = "http")]
 mod http_state;
 mod input_required;
+#[cfg(feature = "http")]
 mod limits;
 mod list_changed;
 mod listing;
 mod progress;
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+mod records;
 mod results;
 #[cfg(feature = "tls")]
 mod tls;
@@ -98,6 +107,7 @@ pub use handles::DEFAULT_MAX_HANDLES;
 use handles::Handles;
 use input_required::{Approvals, Asking};
 
+#[cfg(feature = "http")]
 pub use http_options::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, HttpOptions, HttpOptionsError,
     HttpOptionsErrorKind,
@@ -145,6 +155,7 @@ pub struct McpServer {
     /// ([`with_session_expiry`](Self::with_session_expiry)).
     session_expiry: Option<std::time::Duration>,
     /// Who may use the server over HTTP, and how much ([`with_http_options`](Self::with_http_options)).
+    #[cfg(feature = "http")]
     http: HttpOptions,
     /// What every connection of this server shares.
     shared: Arc<Shared>,
@@ -249,6 +260,7 @@ impl McpServer {
             client,
             session_expiry: Some(DEFAULT_SESSION_EXPIRY),
             shared: Arc::new(Shared::new()),
+            #[cfg(feature = "http")]
             http: HttpOptions::default(),
         }
     }
@@ -294,6 +306,7 @@ impl McpServer {
         self
     }
 
+    #[cfg(feature = "http")]
     /// What [`serve_http`](Self::serve_http) and
     /// [`serve_http_with_state`](Self::serve_http_with_state) let in: a bearer token, the
     /// allowed `Origin`s and `Host`s, body and session limits, TLS (see [`HttpOptions`];
@@ -369,6 +382,7 @@ impl McpServer {
 
     /// Serves requests without a protocol session (HTTP, protocol 2026-07-28) from stacks
     /// named by handles, durable under `state`.
+    #[cfg(feature = "http")]
     pub(crate) fn use_handles(&self, state: Option<std::path::PathBuf>) {
         let max = *self
             .shared
