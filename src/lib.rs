@@ -57,11 +57,11 @@ pub use serde_json;
 pub mod pending {
     #[doc(inline)]
     pub use xcsh_core::{
-        APPLY_FAILED_PREFIX, DEFAULT_SOURCE_TOOL_NAME, NOTHING_PENDING, PendingAction,
-        PendingActionStore, PendingEvent, PendingFn, PendingId, PendingSummary, RESOLVE_REMINDER,
-        RESOLVE_TOOL_LABEL, RESOLVE_TOOL_NAME, Reminders, Resolution, ResolutionView,
-        ResolveAction, ResolveArgs, ResolveError, ResolveTool, STORE_UNAVAILABLE,
-        describe_with_stack, resolve, resolve_files,
+        APPLY_FAILED_PREFIX, DEFAULT_SOURCE_TOOL_NAME, Effect, EffectKind, EffectSource,
+        FileEffect, NOTHING_PENDING, PendingAction, PendingActionStore, PendingEvent, PendingFn,
+        PendingId, PendingSummary, RESOLVE_REMINDER, RESOLVE_TOOL_LABEL, RESOLVE_TOOL_NAME,
+        Reminders, Resolution, ResolutionView, ResolveAction, ResolveArgs, ResolveError,
+        ResolveTool, STORE_UNAVAILABLE, describe_with_stack, resolve, resolve_files,
     };
     /// Durable pending stacks: kept in a state directory across restarts
     /// ([`Registry::durable_session`](crate::session::Registry::durable_session),

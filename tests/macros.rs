@@ -639,3 +639,55 @@ async fn an_unknown_argument_is_refused_naming_it_and_nothing_is_pushed() {
         .await;
     assert_eq!(lax.text_content(), "listed src");
 }
+
+// ---------------------------------------------------------------------------------------
+// A pending action's declared effect: from a field, a method, or a ChangeSet field unnamed.
+
+#[pending(apply, label = "Rotate", effect = touches)]
+struct RotateByField {
+    touches: xcsh::pending::Effect,
+}
+
+impl RotateByField {
+    async fn apply(&mut self, _reason: &str) {}
+}
+
+#[pending(apply, label = "Rotate", effect_fn = touched)]
+struct RotateByMethod {
+    key: String,
+}
+
+impl RotateByMethod {
+    fn touched(&self) -> xcsh::pending::Effect {
+        xcsh::pending::Effect::files([xcsh::pending::FileEffect::modify(self.key.clone())])
+    }
+    async fn apply(&mut self, _reason: &str) {}
+}
+
+#[pending(apply, label = "Nothing declared")]
+struct Undeclared {}
+
+impl Undeclared {
+    async fn apply(&mut self, _reason: &str) {}
+}
+
+#[test]
+fn a_pending_action_declares_its_effect_from_a_field_or_a_method() {
+    use xcsh::PendingAction as _;
+    use xcsh::pending::{Effect, FileEffect};
+    let by_field = RotateByField {
+        touches: Effect::files([FileEffect::delete("secrets/old")]),
+    };
+    assert_eq!(
+        by_field.effect().paths().collect::<Vec<_>>(),
+        ["secrets/old"]
+    );
+    let by_method = RotateByMethod {
+        key: "secrets/key".into(),
+    };
+    assert_eq!(
+        by_method.effect(),
+        Effect::files([FileEffect::modify("secrets/key")])
+    );
+    assert_eq!(Undeclared {}.effect(), Effect::Unknown);
+}

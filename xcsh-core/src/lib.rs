@@ -60,6 +60,7 @@ mod bounds;
 mod context;
 pub mod dialect;
 pub mod durable;
+mod effect;
 mod error;
 pub mod framing;
 mod locate;
@@ -82,6 +83,7 @@ pub use context::{
 };
 pub use dialect::Dialect;
 pub use dialect::Provider;
+pub use effect::{Effect, EffectKind, EffectSource, FileEffect};
 pub use error::{ErrorKind, ToolError};
 pub use names::validate_tool_name;
 pub use pending::{

@@ -40,6 +40,7 @@ use crate::result::IntoToolResult;
 // only through this module, so the crate root's public re-exports can change freely.
 pub use crate::context::ToolContext;
 pub use crate::durable::{DurableKind, DurableState};
+pub use crate::effect::{Effect, EffectSource};
 pub use crate::error::ToolError;
 pub use crate::pending::PendingAction;
 pub use crate::result::AgentToolResult;

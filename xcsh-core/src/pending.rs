@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
 use crate::approval::AuditSink;
+use crate::effect::Effect;
 use crate::error::{ErrorKind, ToolError, panic_message};
 use crate::result::AgentToolResult;
 use crate::tool::BoxFuture;
@@ -63,6 +64,28 @@ pub trait PendingAction: Send + 'static {
         None
     }
 
+    /// What the action will do: the files it touches and how. Approval rules, the audit log
+    /// and approval prompts judge the action by this, never by its details. The default,
+    /// [`Effect::Unknown`], is judged as touching unknown files: under a rules policy such an
+    /// action is asked about (denied when nobody can be asked), never allowed by the absence
+    /// of a path rule. `#[pending]` derives it from a `ChangeSet` field, or takes
+    /// `effect = field` / `effect_fn = method`. Like the digest, it must not change while the
+    /// action waits.
+    ///
+    /// ```
+    /// use xcsh_core::{AgentToolResult, Effect, FileEffect, PendingAction, ToolError};
+    /// struct Rotate;
+    /// impl PendingAction for Rotate {
+    ///     fn label(&self) -> String { "Rotate: the key".into() }
+    ///     async fn apply(&mut self, _: &str) -> Result<AgentToolResult, ToolError> { Ok(().into()) }
+    ///     fn effect(&self) -> Effect { Effect::files([FileEffect::modify("secrets/key")]) }
+    /// }
+    /// assert_eq!(Rotate.effect().paths().collect::<Vec<_>>(), ["secrets/key"]);
+    /// ```
+    fn effect(&self) -> Effect {
+        Effect::Unknown
+    }
+
     /// The tool that produced the action.
     fn source_tool_name(&self) -> &str {
         DEFAULT_SOURCE_TOOL_NAME
@@ -78,6 +101,7 @@ pub trait PendingAction: Send + 'static {
             self.source_tool_name(),
             &self.label(),
             self.details().as_ref(),
+            &self.effect(),
         )
     }
 
@@ -115,6 +139,7 @@ trait ErasedAction: Send {
     fn select_files_dyn(&mut self, files: &[String]) -> Result<(), String>;
     fn label_dyn(&self) -> String;
     fn details_dyn(&self) -> Option<Value>;
+    fn effect_dyn(&self) -> Effect;
 }
 
 impl<T: PendingAction> ErasedAction for T {
@@ -141,6 +166,9 @@ impl<T: PendingAction> ErasedAction for T {
     }
     fn details_dyn(&self) -> Option<Value> {
         self.details()
+    }
+    fn effect_dyn(&self) -> Effect {
+        self.effect()
     }
 }
 
@@ -179,6 +207,8 @@ pub struct PendingSummary {
     /// Its details, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// What it will do ([`PendingAction::effect`]).
+    pub effect: Effect,
 }
 
 /// A pending action taken off the stack by `resolve`, ready to apply or discard.
@@ -212,6 +242,7 @@ impl PendingEntry {
             })?;
         self.summary.label = self.action.label_dyn();
         self.summary.details = self.action.details_dyn();
+        self.summary.effect = self.action.effect_dyn();
         self.effect_digest = self.action.effect_digest_dyn();
         Ok(())
     }
@@ -444,6 +475,7 @@ impl PendingActionStore {
             label: action.label(),
             source_tool_name: action.source_tool_name().to_owned(),
             details: action.details(),
+            effect: action.effect(),
         };
         let _one_at_a_time = self.pushing.lock().unwrap_or_else(PoisonError::into_inner);
         // Durable before anyone hears of it: the preview is returned after this.

@@ -9,9 +9,12 @@ use xcsh_core::approval::{
     ApprovalAnswer, ApprovalPolicy, ApprovalPrompt, ApprovalRequest, Approver, AuditLog,
     ChannelApprover, RulePolicy,
 };
-use xcsh_core::{AgentToolResult, BoxFuture, ErrorKind, PendingAction, Session, ToolError};
+use xcsh_core::{
+    AgentToolResult, BoxFuture, Effect, ErrorKind, FileEffect, PendingAction, Session, ToolError,
+};
 
-/// Writes files under a root on apply; its details list them as `ast_edit`'s do.
+/// Writes files under a root on apply; its details list them as `ast_edit`'s do, and its
+/// declared effect names them (what the rules read).
 struct WriteFiles {
     root: PathBuf,
     tool: &'static str,
@@ -40,6 +43,11 @@ impl PendingAction for WriteFiles {
     }
     fn source_tool_name(&self) -> &str {
         self.tool
+    }
+    fn effect(&self) -> Effect {
+        Effect::files(self.files.iter().map(|(path, text)| {
+            FileEffect::modify(*path).with_changed_lines(text.lines().count().max(1))
+        }))
     }
 }
 
@@ -408,4 +416,163 @@ async fn the_default_policy_is_unchanged() {
     let result = apply(&session).await;
     assert_eq!(result.text_content(), "Applied: Write: 1 file(s).");
     assert!(result.details.as_ref().unwrap().get("approval").is_none());
+}
+
+/// Rotates a key: its details are a bare array of paths (no `files`, nothing a guess could
+/// read), and its declared effect touches `secrets/key`.
+struct RotateKey {
+    root: PathBuf,
+}
+
+impl PendingAction for RotateKey {
+    fn label(&self) -> String {
+        "Rotate: the signing key".into()
+    }
+    async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
+        let path = self.root.join("secrets/key");
+        std::fs::create_dir_all(path.parent().unwrap())?;
+        std::fs::write(path, "new key")?;
+        Ok(().into())
+    }
+    fn details(&self) -> Option<Value> {
+        Some(json!(["secrets/key"]))
+    }
+    fn effect(&self) -> Effect {
+        Effect::files([FileEffect::modify("secrets/key")])
+    }
+}
+
+const ALLOW_BUT_SECRETS: &str = r#"
+default = "allow"
+
+[[rule]]
+name = "no-secrets"
+decision = "deny"
+paths = ["secrets/**"]
+"#;
+
+#[tokio::test]
+async fn a_deny_rule_reads_the_declared_effect_whatever_the_details_are_called() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let audit = root.join("audit.jsonl");
+    let session = Session::builder()
+        .workspace_root(root)
+        .approval(ApprovalPolicy::Rules(Arc::new(
+            RulePolicy::parse(ALLOW_BUT_SECRETS, "rules.toml").unwrap(),
+        )))
+        .audit(AuditLog::open(&audit).unwrap())
+        .build()
+        .unwrap();
+    session.pending().push(RotateKey {
+        root: root.to_path_buf(),
+    });
+    // The prompt a person would see names the file.
+    let request = ApprovalRequest {
+        summary: session.pending().peek().unwrap(),
+        reason: "rotate".into(),
+        effect_digest: "d".into(),
+        rule: None,
+    };
+    assert!(
+        request.describe().contains("Files (1):\n  secrets/key"),
+        "{}",
+        request.describe()
+    );
+
+    let denied = apply(&session).await;
+    assert_eq!(
+        denied.error_kind(),
+        Some(&ErrorKind::Denied),
+        "{}",
+        denied.text_content()
+    );
+    assert!(
+        denied
+            .text_content()
+            .starts_with("Denied by rule `no-secrets`")
+    );
+    assert!(
+        !root.join("secrets/key").exists(),
+        "the deny rule was dodged"
+    );
+    // The audit record names the file, in the push and in the effect.
+    let lines = read_audit(&audit);
+    let push = lines.iter().find(|l| l["event"] == "push").unwrap();
+    assert_eq!(push["effect"]["files"][0]["path"], "secrets/key", "{push}");
+    let resolve = lines.iter().find(|l| l["event"] == "resolve").unwrap();
+    assert_eq!(resolve["outcome"], "denied");
+    assert_eq!(resolve["rule"], "no-secrets");
+}
+
+/// Writes a file it does not declare.
+struct Undeclared {
+    root: PathBuf,
+}
+
+impl PendingAction for Undeclared {
+    fn label(&self) -> String {
+        "Write: somewhere".into()
+    }
+    async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
+        std::fs::write(self.root.join("written"), "x")?;
+        Ok(().into())
+    }
+}
+
+#[tokio::test]
+async fn an_action_of_unknown_effect_is_never_allowed_unseen_under_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let policy = || {
+        ApprovalPolicy::Rules(Arc::new(
+            RulePolicy::parse(ALLOW_BUT_SECRETS, "rules.toml").unwrap(),
+        ))
+    };
+    // Nobody to ask: denied, not allowed by the absence of a path rule.
+    let session = Session::builder()
+        .workspace_root(root)
+        .approval(policy())
+        .build()
+        .unwrap();
+    session.pending().push(Undeclared {
+        root: root.to_path_buf(),
+    });
+    let denied = apply(&session).await;
+    assert_eq!(
+        denied.error_kind(),
+        Some(&ErrorKind::Denied),
+        "{}",
+        denied.text_content()
+    );
+    assert!(
+        denied
+            .text_content()
+            .contains("does not say which files it touches"),
+        "{}",
+        denied.text_content()
+    );
+    assert!(!root.join("written").exists());
+
+    // Someone to ask: asked, told the files are not declared.
+    let (approver, mut prompts) = ChannelApprover::new(1);
+    let session = Session::builder()
+        .workspace_root(root)
+        .approval(policy())
+        .approver(approver)
+        .build()
+        .unwrap();
+    let person = tokio::spawn(async move {
+        let prompt = prompts.recv().await.unwrap();
+        let text = prompt.request().describe();
+        assert!(text.contains("Files: not declared"), "{text}");
+        prompt.decline(None);
+    });
+    session.pending().push(Undeclared {
+        root: root.to_path_buf(),
+    });
+    let declined = apply(&session).await;
+    person.await.unwrap();
+    assert_eq!(declined.error_kind(), Some(&ErrorKind::Declined));
+    assert!(!root.join("written").exists());
 }

@@ -362,6 +362,7 @@ pub fn preview_notes(plan: &EditPlan) -> Vec<String> {
     details = details,
     // The details show each replacement shortened; the approval binds the exact bytes.
     effect_digest_fn = digest,
+    effect_fn = touched,
     select_fn = only
 )]
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -401,6 +402,44 @@ impl AstEditAction {
         self.changes = changes;
         self.details = details;
         Ok(())
+    }
+
+    /// The files the change set writes, each with its changed lines: per replacement the
+    /// larger line count of its old and new text, as the details list them.
+    fn touched(&self) -> xcsh_core::Effect {
+        let lines_of = |file: &str| -> Option<usize> {
+            let entry = self
+                .details
+                .get("files")?
+                .as_array()?
+                .iter()
+                .find(|e| e.get("file").and_then(Value::as_str) == Some(file))?;
+            let lines = entry
+                .get("replacements")?
+                .as_array()?
+                .iter()
+                .map(|r| {
+                    let count = |key: &str| {
+                        r.get(key)
+                            .and_then(Value::as_str)
+                            .map_or(0, |t| t.lines().count())
+                    };
+                    count("before").max(count("after")).max(1)
+                })
+                .sum();
+            Some(lines)
+        };
+        let files = self
+            .changes
+            .effect()
+            .file_effects()
+            .iter()
+            .map(|file| match lines_of(&file.path) {
+                Some(lines) => file.clone().with_changed_lines(lines),
+                None => file.clone(),
+            })
+            .collect::<Vec<_>>();
+        xcsh_core::Effect::files(files)
     }
 
     /// Paths, the fingerprints of what was previewed, and every edit: what is written.

@@ -146,13 +146,19 @@ fn render(undo: &Undo, max_diff_chars: usize) -> String {
     apply,
     label = "Undo: revert {}", self.undo.entry(),
     source = UndoLast,
-    effect_digest_fn = digest
+    effect_digest_fn = digest,
+    effect_fn = touched
 )]
 struct UndoAction {
     undo: Undo,
 }
 
 impl UndoAction {
+    /// The files the revert writes.
+    fn touched(&self) -> xcsh_core::Effect {
+        self.undo.change_set().effect()
+    }
+
     /// What the revert writes, exactly.
     fn digest(&self) -> String {
         self.undo.change_set().effect_digest()

@@ -121,6 +121,7 @@ impl AuditSink {
                     without_contents(d)
                 }
             }),
+            "effect": summary.effect,
             "effectDigest": effect_digest,
         }));
     }

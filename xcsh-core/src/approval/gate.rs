@@ -108,11 +108,17 @@ pub(crate) async fn approval_gate(
     effect_digest: &str,
     note: &mut Note,
 ) -> Gate {
+    let facts = EffectFacts::of(summary);
     let rule = match &config.policy {
         ApprovalPolicy::Model => return Gate::Go,
         ApprovalPolicy::Human => None,
         ApprovalPolicy::Rules(policy) => {
-            let decided = policy.decide(&EffectFacts::of(summary));
+            let mut decided = policy.decide(&facts);
+            // An action that does not say what it touches may touch anything: no rule allows
+            // it unseen, a person is asked.
+            if !facts.known && decided.decision == Decision::Allow {
+                decided.decision = Decision::Ask;
+            }
             note.decision = Some(decided.decision);
             note.rule = Some(decided.rule.clone());
             match decided.decision {
@@ -141,9 +147,24 @@ pub(crate) async fn approval_gate(
         .as_ref()
         .map(|r| format!(" (rule `{r}`)"))
         .unwrap_or_default();
-    // Nobody to ask: held, saying why and how to proceed.
+    // Nobody to ask: held, saying why and how to proceed; an action of unknown effect under
+    // rules is denied instead, since no rule could allow it.
+    let unknown_under_rules = !facts.known && matches!(config.policy, ApprovalPolicy::Rules(_));
     let nobody = |why: &str, note: &mut Note| {
         note.decided_by = "nobody".into();
+        if unknown_under_rules {
+            note.decision = Some(Decision::Deny);
+            return Gate::Drop(
+                AgentToolResult::failure(
+                    ErrorKind::Denied,
+                    format!(
+                        "Denied: `{}` does not say which files it touches, so the approval policy's rules cannot allow it, and there is no one to ask ({why}). Nothing was written, and the action was discarded. Tell the user, or make the change with a tool that declares its effect.",
+                        summary.label
+                    ),
+                ),
+                "denied",
+            );
+        }
         Gate::Hold(format!(
             "this session's approval policy (`{}`{asked_by}) needs a person to approve the change, and there is no one to ask: {why}. Nothing was written. To proceed, the user must approve outside this conversation (for example by running the server with `--approval model`, or with a rules file that allows this change), or call `resolve` with action \"discard\".",
             config.policy.name()

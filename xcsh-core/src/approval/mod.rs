@@ -103,13 +103,14 @@ pub struct ApprovalRequest {
 }
 
 impl ApprovalRequest {
-    /// A bounded summary for a person: the label, the reason, the files the effect touches
-    /// with their first replacements (`line: before → after`, as `ast_edit`'s details list
-    /// them), the changed lines, the rule that asked and the effect digest.
+    /// A bounded summary for a person: the label, the reason, the files the declared effect
+    /// touches (or that it declares none) with their first replacements (`line: before →
+    /// after`, as `ast_edit`'s details list them), the changed lines, the rule that asked and
+    /// the effect digest.
     ///
     /// ```
     /// use xcsh_core::approval::ApprovalRequest;
-    /// use xcsh_core::{AgentToolResult, PendingAction, PendingActionStore, ToolError};
+    /// use xcsh_core::{AgentToolResult, Effect, FileEffect, PendingAction, PendingActionStore, ToolError};
     ///
     /// struct Edit;
     /// impl PendingAction for Edit {
@@ -119,6 +120,7 @@ impl ApprovalRequest {
     ///         Some(serde_json::json!({"files": [{"file": "src/a.rs",
     ///             "replacements": [{"line": 3, "before": "x.unwrap()", "after": "x?"}]}]}))
     ///     }
+    ///     fn effect(&self) -> Effect { Effect::files([FileEffect::modify("src/a.rs")]) }
     /// }
     /// let store = PendingActionStore::new();
     /// store.push(Edit);
@@ -135,27 +137,46 @@ impl ApprovalRequest {
     pub fn describe(&self) -> String {
         const MAX_FILES: usize = 20;
         const MAX_REPLACEMENTS: usize = 12;
-        let facts = EffectFacts::of(&self.summary);
+        let effect = &self.summary.effect;
         let mut text = format!(
             "{} (from {})\nReason: {}",
             self.summary.label, self.summary.source_tool_name, self.reason
         );
+        // The replacements the details list per file (as `ast_edit`'s do), shown under their
+        // file: the files themselves come from the effect.
         let entries = self
             .summary
             .details
             .as_ref()
             .and_then(|d| d.get("files"))
             .and_then(Value::as_array);
-        if !facts.files.is_empty() {
-            text.push_str(&format!("\nFiles ({}):", facts.files.len()));
+        let replacements_of = |path: &str| {
+            entries
+                .into_iter()
+                .flatten()
+                .find(|e| e.get("file").and_then(Value::as_str) == Some(path))
+                .and_then(|e| e.get("replacements"))
+                .and_then(Value::as_array)
+        };
+        let files = effect.file_effects();
+        if !effect.is_known() {
+            text.push_str(
+                "\nFiles: not declared (this action does not say which files it touches)",
+            );
+        } else if !files.is_empty() {
+            text.push_str(&format!("\nFiles ({}):", files.len()));
             let mut shown = 0;
-            for (index, file) in facts.files.iter().take(MAX_FILES).enumerate() {
-                text.push_str(&format!("\n  {file}"));
-                let replacements = entries
-                    .and_then(|e| e.get(index))
-                    .and_then(|e| e.get("replacements"))
-                    .and_then(Value::as_array);
-                for r in replacements.into_iter().flatten() {
+            for file in files.iter().take(MAX_FILES) {
+                match &file.kind {
+                    crate::effect::EffectKind::Modify => {
+                        text.push_str(&format!("\n  {}", file.path))
+                    }
+                    crate::effect::EffectKind::Move { to } => {
+                        text.push_str(&format!("\n  {} → {} (move)", file.path, to))
+                    }
+                    _ => text.push_str(&format!("\n  {} ({})", file.path, file.kind_name())),
+                }
+                for r in replacements_of(&file.path).into_iter().flatten() {
                     if shown == MAX_REPLACEMENTS {
                         break;
                     }
@@ -180,11 +201,11 @@ impl ApprovalRequest {
                     ));
                 }
             }
-            if facts.files.len() > MAX_FILES {
-                text.push_str(&format!("\n  … and {} more", facts.files.len() - MAX_FILES));
+            if files.len() > MAX_FILES {
+                text.push_str(&format!("\n  … and {} more", files.len() - MAX_FILES));
             }
         }
-        if let Some(lines) = facts.changed_lines {
+        if let Some(lines) = effect.changed_lines() {
             text.push_str(&format!("\nChanged lines: about {lines}"));
         }
         if let Some(rule) = &self.rule {
@@ -419,17 +440,32 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     text
 }
 
-/// The default effect digest: SHA-256 over the source tool, the label and the details (as
-/// JSON), so an action whose details describe its effect (as `ast_edit`'s do) is bound to it.
+/// The default effect digest: SHA-256 over the source tool, the label, the details (as
+/// JSON) and the declared effect, so an action whose details and effect describe what it does
+/// (as `ast_edit`'s do) is bound to it. (Without a declared effect, the digest is what it was
+/// before effects were declared.)
+///
+/// ```
+/// use xcsh_core::{Effect, FileEffect};
+/// use xcsh_core::approval::default_effect_digest;
+/// let a = default_effect_digest("t", "Edit", None, &Effect::files([FileEffect::modify("a.rs")]));
+/// let b = default_effect_digest("t", "Edit", None, &Effect::files([FileEffect::modify("b.rs")]));
+/// assert_ne!(a, b);
+/// assert!(a.starts_with("sha256:"));
+/// ```
 pub fn default_effect_digest(
     source_tool_name: &str,
     label: &str,
     details: Option<&Value>,
+    effect: &crate::effect::Effect,
 ) -> String {
-    let canonical = serde_json::json!({
+    let mut canonical = serde_json::json!({
         "tool": source_tool_name,
         "label": label,
         "details": details,
     });
+    if effect.is_known() {
+        canonical["effect"] = serde_json::to_value(effect).unwrap_or_default();
+    }
     sha256_hex(canonical.to_string().as_bytes())
 }

@@ -6,7 +6,6 @@ use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::pending::PendingSummary;
 
@@ -33,58 +32,50 @@ impl Decision {
     }
 }
 
-/// What the rules look at, read from an action's summary: the tool that pushed it, the files
-/// its details name (`details.files[]`, strings or objects with a `file` or `path`), and the
-/// changed lines when the details list replacements (`before`/`after` texts, as `ast_edit`'s
-/// do: per replacement, the larger line count of the two).
+/// What the rules look at, read from an action's declared [`Effect`](crate::Effect) (never from
+/// its details): the tool that pushed it, every path it touches (move targets included), the
+/// changed lines when known, and whether the action declared its effect at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EffectFacts {
     /// The source tool name.
     pub tool: String,
     /// Root-relative paths of the files the effect touches.
     pub files: Vec<String>,
-    /// Changed lines, when the details tell.
+    /// Changed lines, when known for every file.
     pub changed_lines: Option<usize>,
+    /// Whether the action declared its effect. An undeclared one touches unknown files: no
+    /// `paths` rule can allow it, and the approval gate asks (or denies when nobody can be
+    /// asked) rather than allow it.
+    pub known: bool,
 }
 
 impl EffectFacts {
     /// Reads the facts of an action.
+    ///
+    /// ```
+    /// use xcsh_core::approval::EffectFacts;
+    /// use xcsh_core::{AgentToolResult, Effect, FileEffect, PendingAction, PendingActionStore, ToolError};
+    ///
+    /// struct Rotate;
+    /// impl PendingAction for Rotate {
+    ///     fn label(&self) -> String { "Rotate".into() }
+    ///     async fn apply(&mut self, _: &str) -> Result<AgentToolResult, ToolError> { Ok(().into()) }
+    ///     // Details named anything: the rules do not read them.
+    ///     fn details(&self) -> Option<serde_json::Value> { Some(serde_json::json!(["secrets/key"])) }
+    ///     fn effect(&self) -> Effect { Effect::files([FileEffect::modify("secrets/key")]) }
+    /// }
+    /// let store = PendingActionStore::new();
+    /// store.push(Rotate);
+    /// let facts = EffectFacts::of(&store.peek().unwrap());
+    /// assert_eq!(facts.files, ["secrets/key"]);
+    /// assert!(facts.known);
+    /// ```
     pub fn of(summary: &PendingSummary) -> Self {
-        let mut files = Vec::new();
-        let mut changed_lines = None;
-        if let Some(Value::Array(entries)) = summary.details.as_ref().and_then(|d| d.get("files")) {
-            for entry in entries {
-                let path = match entry {
-                    Value::String(path) => Some(path.as_str()),
-                    Value::Object(map) => map
-                        .get("file")
-                        .or_else(|| map.get("path"))
-                        .and_then(Value::as_str),
-                    _ => None,
-                };
-                if let Some(path) = path {
-                    files.push(path.to_owned());
-                }
-                if let Some(Value::Array(replacements)) = entry.get("replacements") {
-                    let lines: usize = replacements
-                        .iter()
-                        .map(|r| {
-                            let count = |key: &str| {
-                                r.get(key)
-                                    .and_then(Value::as_str)
-                                    .map_or(0, |t| t.lines().count())
-                            };
-                            count("before").max(count("after")).max(1)
-                        })
-                        .sum();
-                    *changed_lines.get_or_insert(0) += lines;
-                }
-            }
-        }
         EffectFacts {
             tool: summary.source_tool_name.clone(),
-            files,
-            changed_lines,
+            files: summary.effect.paths().map(str::to_owned).collect(),
+            changed_lines: summary.effect.changed_lines(),
+            known: summary.effect.is_known(),
         }
     }
 }
@@ -185,7 +176,7 @@ pub struct RuleMatch {
 /// max_lines = 10
 /// "#, "policy.toml").unwrap();
 ///
-/// let facts = EffectFacts { tool: "ast_edit".into(), files: vec!["src/a.rs".into()], changed_lines: Some(3) };
+/// let facts = EffectFacts { tool: "ast_edit".into(), files: vec!["src/a.rs".into()], changed_lines: Some(3), known: true };
 /// assert_eq!(policy.decide(&facts).rule, "small-edits");
 /// let secret = EffectFacts { files: vec!["secrets/key".into()], ..facts.clone() };
 /// assert_eq!(policy.decide(&secret).decision, Decision::Deny);

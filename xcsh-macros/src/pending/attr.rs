@@ -45,6 +45,16 @@ pub(crate) const KEYS: &[KeySpec] = &[
         example: "`details_fn = summary` (calls `fn summary(&self) -> impl Serialize`)",
     },
     KeySpec {
+        name: "effect",
+        kind: Kind::Ident,
+        example: "`effect = changes` (a field of type `Effect` or `ChangeSet`: the files the action touches; a `ChangeSet` field is found without it)",
+    },
+    KeySpec {
+        name: "effect_fn",
+        kind: Kind::Ident,
+        example: "`effect_fn = touched` (calls `fn touched(&self) -> Effect`: the files the action touches)",
+    },
+    KeySpec {
         name: "effect_digest_fn",
         kind: Kind::Ident,
         example: "`effect_digest_fn = digest` (calls `fn digest(&self) -> String`, the digest of the exact effect a person approves)",
@@ -97,6 +107,9 @@ pub(crate) struct Attr {
     pub(crate) details: Option<FlagOrIdent>,
     pub(crate) details_fn: Option<Ident>,
     pub(crate) details_fn_key: Option<Ident>,
+    pub(crate) effect: Option<Ident>,
+    pub(crate) effect_fn: Option<Ident>,
+    pub(crate) effect_fn_key: Option<Ident>,
     pub(crate) effect_digest_fn: Option<Ident>,
     pub(crate) select_fn: Option<Ident>,
     /// `durable`, when given (its span, to point at).
@@ -119,6 +132,7 @@ pub(crate) fn parse(
     let label_key = args.key("label").cloned();
     let label_fn_key = args.key("label_fn").cloned();
     let details_fn_key = args.key("details_fn").cloned();
+    let effect_fn_key = args.key("effect_fn").cloned();
     let apply_misspelled = args.misspelled("apply");
     let label_misspelled = args.misspelled("label") || args.misspelled("label_fn");
     let mut value = |key: &str| args.take(key).map(|arg| arg.value);
@@ -149,6 +163,9 @@ pub(crate) fn parse(
         details: flag_or_ident(value("details")),
         details_fn: ident(value("details_fn")),
         details_fn_key,
+        effect: ident(value("effect")),
+        effect_fn: ident(value("effect_fn")),
+        effect_fn_key,
         effect_digest_fn: ident(value("effect_digest_fn")),
         select_fn: ident(value("select_fn")),
         durable: match value("durable") {

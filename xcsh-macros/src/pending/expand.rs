@@ -7,7 +7,7 @@ use quote::{quote, quote_spanned};
 use syn::{Expr, Fields, Ident, ItemStruct};
 
 use super::attr::Source;
-use super::valid::{Details, Label, Pending};
+use super::valid::{Details, EffectFrom, Label, Pending};
 use crate::derives::ManualDerives;
 use crate::format::named_placeholders;
 use crate::krate::Paths;
@@ -43,6 +43,27 @@ pub(crate) fn pending(item: &ItemStruct, pending: &Pending, paths: &Paths) -> To
     let (derive, details) = details(item, pending.details.as_ref(), paths);
     methods.extend(details);
     methods.extend(source(pending.source.as_ref(), &support));
+    match &pending.effect {
+        Some(EffectFrom::Field(field)) => {
+            // At the field: a field that is not an effect is reported there.
+            let at = paths.support_at(field.span());
+            let read = quote_spanned!(field.span()=> #at::EffectSource::effect(&self.#field));
+            methods.extend(quote! {
+                fn effect(&self) -> #support::Effect {
+                    #read
+                }
+            });
+        }
+        Some(EffectFrom::Method(method)) => {
+            let call = quote_spanned!(method.span()=> <#target>::#method(self));
+            methods.extend(quote! {
+                fn effect(&self) -> #support::Effect {
+                    #call
+                }
+            });
+        }
+        None => {}
+    }
     if let Some(method) = &pending.effect_digest {
         // At the method's name: a wrong return type is reported there.
         let call = quote_spanned!(method.span()=> <#target>::#method(self));

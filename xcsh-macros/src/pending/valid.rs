@@ -19,6 +19,8 @@ pub(crate) struct Pending {
     pub(crate) label: Label,
     pub(crate) details: Option<Details>,
     pub(crate) source: Option<Source>,
+    /// Where `effect` comes from: a field, a method, or nothing (unknown).
+    pub(crate) effect: Option<EffectFrom>,
     /// The method `effect_digest` calls, when given.
     pub(crate) effect_digest: Option<Ident>,
     /// The method `select_files` calls, when given.
@@ -38,6 +40,14 @@ impl Label {
     fn placeholder() -> Label {
         Label::Format(LitStr::new("", Span::call_site()), Vec::new())
     }
+}
+
+/// Where a `#[pending]` action's effect comes from.
+pub(crate) enum EffectFrom {
+    /// A field read through `EffectSource` (named, or the struct's one `ChangeSet` field).
+    Field(Ident),
+    /// A method returning `Effect`.
+    Method(Ident),
 }
 
 pub(crate) enum Details {
@@ -155,6 +165,34 @@ pub(crate) fn check(item: &ItemStruct, attr: Attr, errors: &mut Errors) -> Pendi
         errors.spanned(lit, format!("`source` must be a tool name: {problem}"));
     }
 
+    let effect = match (attr.effect, attr.effect_fn) {
+        (Some(_), Some(_)) => {
+            errors.spanned(
+                attr.effect_fn_key,
+                "give either `effect` or `effect_fn`, not both",
+            );
+            None
+        }
+        (Some(field), None) => {
+            if !fields.iter().any(|f| field == f) {
+                let hint = did_you_mean(&field.to_string(), fields.iter().map(String::as_str));
+                errors.spanned(
+                    &field,
+                    format!("`{target}` has no field `{field}`{hint}\n(`effect = field` reads a field of type `Effect` or `ChangeSet`; use `effect_fn = method` for a method)"),
+                );
+            }
+            Some(EffectFrom::Field(field))
+        }
+        (None, Some(method)) => {
+            if method == "effect" {
+                errors.spanned(&method, "name the effect method something other than `effect` (that is `PendingAction::effect` itself), e.g. `effect_fn = touched`");
+            }
+            Some(EffectFrom::Method(method))
+        }
+        // A `ChangeSet` field says what the action writes: read without being named.
+        (None, None) => change_set_field(item).map(EffectFrom::Field),
+    };
+
     let effect_digest = attr.effect_digest_fn;
     if let Some(method) = &effect_digest
         && method == "effect_digest"
@@ -168,6 +206,7 @@ pub(crate) fn check(item: &ItemStruct, attr: Attr, errors: &mut Errors) -> Pendi
         label,
         details,
         source: attr.source,
+        effect,
         effect_digest,
         select: attr.select_fn,
         durable: attr.durable.filter(|flag| flag.value).map(|flag| flag.span),
@@ -212,4 +251,19 @@ fn check_label(
         };
         errors.spanned(lit, message);
     }
+}
+
+/// The struct's one field whose type is named `ChangeSet` (`ChangeSet`, `changeset::ChangeSet`),
+/// if there is exactly one.
+fn change_set_field(item: &ItemStruct) -> Option<Ident> {
+    let mut found = item.fields.iter().filter(|field| {
+        matches!(&field.ty, syn::Type::Path(path)
+            if path.qself.is_none()
+                && path.path.segments.last().is_some_and(|last| last.ident == "ChangeSet"))
+    });
+    let first = found.next()?;
+    if found.next().is_some() {
+        return None;
+    }
+    first.ident.clone()
 }

@@ -126,6 +126,40 @@ impl ChangeSet {
             .collect()
     }
 
+    /// What the change set does, file by file, as an action's declared
+    /// [`Effect`](xcsh_core::Effect): what approval rules, the audit log and prompts judge.
+    /// A `#[pending]` action with a `ChangeSet` field declares this without being told.
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// use xcsh_core::{Effect, FileEffect};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "a")?;
+    /// std::fs::write(dir.path().join("b.txt"), "b")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify("a.txt", "A")?;
+    /// cs.rename("b.txt", "docs/b.txt")?;
+    /// cs.create("c.txt", "c")?;
+    /// assert_eq!(cs.effect(), Effect::files([
+    ///     FileEffect::modify("a.txt"),
+    ///     FileEffect::moved("b.txt", "docs/b.txt"),
+    ///     FileEffect::create("c.txt"),
+    /// ]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn effect(&self) -> xcsh_core::Effect {
+        use xcsh_core::FileEffect;
+        xcsh_core::Effect::files(self.ops.iter().map(|op| match op {
+            Op::Modify { file, .. } => FileEffect::modify(self.ws.display(&file.entry.target)),
+            Op::Create { file, .. } => FileEffect::create(self.ws.display(&file.entry.named)),
+            Op::Delete { file } => FileEffect::delete(self.ws.display(&file.entry.named)),
+            Op::Rename { from, to } => FileEffect::moved(
+                self.ws.display(&from.entry.named),
+                self.ws.display(&to.entry.named),
+            ),
+        }))
+    }
+
     /// The exact bytes [`apply`](Self::apply) would leave at `path` (root-relative, as
     /// [`written_files`](Self::written_files) names it), made now from the files as they are:
     /// `Ok(None)` when the change set writes nothing there, an error (in words for a model)
@@ -221,5 +255,11 @@ fn text_diff(out: &mut String, old: &[u8], new: &[u8], a: &str, b: &str) {
             let _ = writeln!(out, "Binary files {a} and {b} differ");
         }
         _ => {}
+    }
+}
+
+impl xcsh_core::EffectSource for ChangeSet {
+    fn effect(&self) -> xcsh_core::Effect {
+        ChangeSet::effect(self)
     }
 }
