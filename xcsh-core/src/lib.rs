@@ -73,6 +73,7 @@ pub mod schema;
 mod session;
 mod suite;
 mod tool;
+pub mod turn;
 
 pub use bounds::MAX_ARGUMENT_DEPTH;
 pub use context::{
