@@ -16,6 +16,7 @@
 //! | [`session`] | sessions, registries, call options, extensions, progress |
 //! | [`tool`] | the tool traits, results, errors, suites and schemas |
 //! | [`dialect`] | provider dialects: definitions, schema lowering, argument restoring |
+//! | [`turn`] | a provider's response in, the messages answering its tool calls out |
 //! | [`tools`] | the built-in `ast_edit`, `ast_grep` and `undo` (feature `tools`) |
 //! | [`changeset`] | stale-safe, all-or-nothing multi-file edits (feature `tools`) |
 //! | [`mcp`] | serving tools over the Model Context Protocol (feature `mcp`) |
@@ -111,6 +112,16 @@ pub mod dialect {
     pub use xcsh_core::dialect::{
         Dialect, FieldPath, LowerError, LowerErrorKind, ParseDialectError, PathSegment, Provider,
         ToolMeta, gemini_tools, lower_schema, restore_arguments, tool_definition,
+    };
+}
+
+/// The agent loop's other half: [`Session::turn`] reads a provider's response, runs its tool
+/// calls (read-only ones concurrently) and returns the messages that answer them in that
+/// provider's request format, with the next request's tool choice.
+pub mod turn {
+    #[doc(inline)]
+    pub use xcsh_core::turn::{
+        AnsweredCall, ToolCall, Turn, TurnError, parse_calls, render_results,
     };
 }
 
