@@ -17,6 +17,13 @@ packages=(
     # The official MCP Python SDK: a client this project did not write, used by
     # tests/interop/test_mcp_stdio.py against `xcsh serve`.
     "mcp==2.3.0"
+    # The providers' own SDKs: tests/interop/test_provider_sdks.py validates every message
+    # `xcsh session --dialect D` returns against their request types (pydantic comes with
+    # them; botocore carries the bedrock-runtime service model and its validator).
+    "anthropic==2.15.0"
+    "openai==3.57.0"
+    "google-genai==3.6.1"
+    "botocore==1.44.8"
 )
 
 if [[ ! -x "$venv/bin/python" ]]; then

@@ -12,7 +12,7 @@ cd "$repo_root"
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "Python tools (ast-grep CLI oracle, MCP client) in .venv"
+step "Python tools (ast-grep CLI oracle, MCP client, provider SDKs) in .venv"
 scripts/bootstrap-python.sh
 
 step "Real-source corpora for the per-language oracle (scripts/fetch-corpora.sh)"
@@ -41,6 +41,12 @@ cargo build -p xcsh --bin xcsh
 step "MCP interop: the Python SDK over Streamable HTTP, server restarted under --state"
 "$repo_root/.venv/bin/python" tests/interop/test_mcp_http.py \
     "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
+
+step "Provider SDKs: every message of xcsh session --dialect D is a valid request message (anthropic, openai, google-genai, botocore)"
+cargo build -p xcsh --example provider_turns
+"$repo_root/.venv/bin/python" tests/interop/test_provider_sdks.py \
+    "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh" \
+    "${CARGO_TARGET_DIR:-$repo_root/target}/debug/examples/provider_turns"
 
 step "Benchmarks still run (bench/run.sh --smoke: equality check included, numbers meaningless)"
 bench/run.sh --smoke

@@ -1155,7 +1155,10 @@ fn session_with_a_dialect_answers_each_response_with_messages_and_tool_choice() 
 
     let applied = &lines[2]["messages"][0]["content"][0]["toolResult"];
     assert_eq!(applied["toolUseId"], "t3");
-    assert_eq!(applied["content"][0]["text"], "Applied 2 replacements in 1 file.");
+    assert_eq!(
+        applied["content"][0]["text"],
+        "Applied 2 replacements in 1 file."
+    );
     assert_eq!(lines[2]["tool_choice"], Value::Null);
     assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
 
