@@ -166,8 +166,8 @@ pub mod testing {
     pub use xcsh_tools::changeset::FaultPlan;
 }
 
-// Keeps the README's example compiling: it runs as a doc test.
-#[cfg(all(doctest, feature = "macros"))]
+// Keeps the README's examples compiling: they run as doc tests.
+#[cfg(all(doctest, feature = "macros", feature = "tools"))]
 #[doc = include_str!("../README.md")]
 #[doc(hidden)]
 pub struct ReadmeDoctests;
