@@ -48,6 +48,12 @@ cargo build -p xcsh --example provider_turns
     "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh" \
     "${CARGO_TARGET_DIR:-$repo_root/target}/debug/examples/provider_turns"
 
+step "rig adapter (feature rig, off by default): clippy, its tests, and the example agent runs"
+cargo clippy -p xcsh --features rig --all-targets -- -D warnings
+cargo test -p xcsh --features rig --lib rig
+cargo test -p xcsh --features rig --doc rig
+cargo run -p xcsh --features rig --example rig_agent
+
 step "Benchmarks still run (bench/run.sh --smoke: equality check included, numbers meaningless)"
 bench/run.sh --smoke
 

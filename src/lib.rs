@@ -13,13 +13,13 @@
 //! |---|---|
 //! | [`pending`](mod@pending) | the pending-action stack, `resolve` and its exact strings |
 //! | [`approval`] | approval policies, approvers, rules and the audit log |
-//! | [`session`] | sessions, registries, call options, extensions, progress |
+//! | [`session`] | sessions, registries, call options, extensions, progress; `Session::turn`: a provider's response in, the messages answering its tool calls out |
 //! | [`tool`] | the tool traits, results, errors, suites and schemas |
 //! | [`dialect`] | provider dialects: definitions, schema lowering, argument restoring |
-//! | [`turn`] | a provider's response in, the messages answering its tool calls out |
 //! | [`tools`] | the built-in `ast_edit`, `ast_grep` and `undo` (feature `tools`) |
 //! | [`changeset`] | stale-safe, all-or-nothing multi-file edits (feature `tools`) |
 //! | [`mcp`] | serving tools over the Model Context Protocol (feature `mcp`) |
+//! | `rig` | rig agents with xcsh tools, `resolve` forced while pending (feature `rig`) |
 //! | `testing` | fault injection and dialect validators for tests (feature `testing`) |
 //!
 //! # Features
@@ -30,6 +30,7 @@
 //! | `tools` | yes | [`tools`] and [`changeset`] (ast-grep and its tree-sitter grammars) |
 //! | `mcp` | yes | [`mcp`] (rmcp, hyper) |
 //! | `cli` | yes | the `xcsh` binary (clap), with `tools` and `mcp` |
+//! | `rig` | no | `rig`: a session's tools as rig tools, and the hook forcing `resolve` |
 //! | `testing` | no | `testing`: fault plans and dialect validators |
 //!
 //! A crate that only defines tools needs
@@ -84,8 +85,14 @@ pub mod approval {
 }
 
 /// Sessions and the registries they share: building, calling, tool choice, extensions,
-/// progress and cancellation.
+/// progress and cancellation; and the agent loop's other half, [`Session::turn`]: a
+/// provider's response in, its tool calls run (read-only ones concurrently), the messages
+/// answering them out in that provider's request format, with the next tool choice.
 pub mod session {
+    #[doc(inline)]
+    pub use xcsh_core::turn::{
+        AnsweredCall, ToolCall, Turn, TurnError, parse_calls, render_results,
+    };
     #[doc(inline)]
     pub use xcsh_core::{
         BuildError, CallOptions, CancellationToken, DialectNotEnabled, Extensions,
@@ -112,16 +119,6 @@ pub mod dialect {
     pub use xcsh_core::dialect::{
         Dialect, FieldPath, LowerError, LowerErrorKind, ParseDialectError, PathSegment, Provider,
         ToolMeta, gemini_tools, lower_schema, restore_arguments, tool_definition,
-    };
-}
-
-/// The agent loop's other half: [`Session::turn`] reads a provider's response, runs its tool
-/// calls (read-only ones concurrently) and returns the messages that answer them in that
-/// provider's request format, with the next request's tool choice.
-pub mod turn {
-    #[doc(inline)]
-    pub use xcsh_core::turn::{
-        AnsweredCall, ToolCall, Turn, TurnError, parse_calls, render_results,
     };
 }
 
@@ -153,6 +150,9 @@ pub mod changeset {
 
 #[cfg(feature = "mcp")]
 pub mod mcp;
+
+#[cfg(feature = "rig")]
+pub mod rig;
 
 /// Machinery for tests: fault plans that fail a [`ChangeSet`](crate::changeset::ChangeSet)
 /// apply at a chosen step, and validators that check definitions against each provider's

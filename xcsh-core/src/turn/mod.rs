@@ -75,6 +75,9 @@ mod run;
 
 pub use parse::parse_calls;
 pub use render::render_results;
+// For the facade's adapters (rig), which show blocks to models the same way; not API.
+#[doc(hidden)]
+pub use render::described;
 
 /// A tool call read from a provider's response.
 ///

@@ -119,8 +119,8 @@ fn blocks(dialect: Dialect, result: &AgentToolResult) -> Vec<Block<'_>> {
 }
 
 /// A block the providers have no shape for, as text: a resource link (`uri` and `name`) as
-/// its name and address, anything else as its JSON.
-fn described(content: &Content) -> String {
+/// its name and address, anything else as its JSON. Shared with the facade's rig adapter.
+pub fn described(content: &Content) -> String {
     let value = serde_json::to_value(content).unwrap_or_default();
     let field = |key: &str| value.get(key).and_then(Value::as_str);
     match (field("uri"), field("name")) {
