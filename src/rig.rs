@@ -358,6 +358,73 @@ mod tests {
         }
     }
 
+    /// Waits at the test's barrier (read-only): finishes only if another call runs with it.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Meet {}
+
+    impl CustomTool for Meet {
+        const NAME: &'static str = "meet";
+        const DESCRIPTION: &'static str = "Waits for a second call.";
+        const ANNOTATIONS: xcsh_core::ToolAnnotations =
+            xcsh_core::ToolAnnotations::new().read_only(true);
+        async fn execute(self, ctx: &ToolContext) -> Result<AgentToolResult, ToolError> {
+            let barrier = ctx
+                .extension::<Arc<tokio::sync::Barrier>>()
+                .expect("the test's barrier");
+            barrier.wait().await;
+            Ok("met".into())
+        }
+    }
+
+    #[tokio::test]
+    async fn read_only_calls_run_together_under_rigs_concurrency() {
+        let session = Session::builder()
+            .custom::<Meet>()
+            .extension(Arc::new(tokio::sync::Barrier::new(2)))
+            .build()
+            .unwrap();
+        let tools = RigTools::new(session).tools();
+        let meet = &tools[0];
+        // Run one after the other, the first would wait for ever.
+        let (one, two) = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            tokio::join!(meet.execute(json!({})), meet.execute(json!({})))
+        })
+        .await
+        .expect("the two read-only calls overlapped");
+        assert_eq!(one.unwrap().as_text(), Some("met"));
+        assert_eq!(two.unwrap().as_text(), Some("met"));
+    }
+
+    /// The same wait, from a tool that is not read-only: it must run alone.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct MeetAlone {}
+
+    impl CustomTool for MeetAlone {
+        const NAME: &'static str = "meet_alone";
+        const DESCRIPTION: &'static str = "Waits for a second call, changing things.";
+        async fn execute(self, ctx: &ToolContext) -> Result<AgentToolResult, ToolError> {
+            Meet {}.execute(ctx).await
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_that_is_not_read_only_runs_alone() {
+        let session = Session::builder()
+            .custom::<Meet>()
+            .custom::<MeetAlone>()
+            .extension(Arc::new(tokio::sync::Barrier::new(2)))
+            .build()
+            .unwrap();
+        let tools = RigTools::new(session).tools();
+        let (meet, alone) = (&tools[0], &tools[1]);
+        assert_eq!(alone.name().as_str(), "meet_alone");
+        let together = tokio::time::timeout(std::time::Duration::from_millis(300), async {
+            tokio::join!(alone.execute(json!({})), meet.execute(json!({})))
+        })
+        .await;
+        assert!(together.is_err(), "a write ran alongside a read");
+    }
+
     fn session() -> Session {
         Session::builder()
             .suite(xcsh_tools::builtin_suite())
