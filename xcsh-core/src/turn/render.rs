@@ -134,8 +134,8 @@ pub fn described(content: &Content) -> String {
     }
 }
 
-/// The texts of `blocks` joined by newlines, `Error: ` first for a failure when `mark_error`
-/// (for providers with no error flag).
+/// The texts of `blocks` joined by newlines, `Error: ` first when `error` (a failure, for a
+/// provider with no error flag).
 fn joined_text(blocks: &[Block<'_>], error: bool) -> String {
     let mut text = String::new();
     if error {
