@@ -11,6 +11,12 @@ pattern is also timed as the only call of a fresh server with the cache on ("fir
 warm call saves within one session). In the warm server a file is then edited and the next answer must see it,
 and both servers' peak memory (VmHWM) is read.
 
+Every preview's `structuredContent` is measured: the SDK validates it against the tool's
+declared `outputSchema` (a mismatch fails the run), and the largest must stay within
+`--structured-limit` bytes (64 KiB), the widest preview of the corpus included. Outside
+`--smoke`, a pattern whose median warm call is slower than its median cold call fails the
+run: a cache that costs more than it saves is a bug.
+
     .venv/bin/python bench/warm_bench.py --xcsh target/release/xcsh --corpus DIR \
         --work DIR --runs 3 --cache-mb 256 --out bench/results/warm.json [--smoke]
 
@@ -72,13 +78,20 @@ def text_of(result) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
 
 
+# The largest `structuredContent` seen per pattern, in bytes of JSON.
+STRUCTURED: dict[str, int] = {}
+
+
 async def preview(session, pat: str, out: str) -> float:
     start = time.perf_counter()
+    # The SDK validates structuredContent against the declared outputSchema here.
     result = await session.call_tool(
         "ast_edit", {"ops": [{"pat": pat, "out": out}], "lang": "rust"})
     took = time.perf_counter() - start
     if result.is_error:
         raise RuntimeError(f"ast_edit `{pat}` failed: {text_of(result)[:300]}")
+    size = len(json.dumps(result.structured_content, separators=(",", ":")))
+    STRUCTURED[pat] = max(STRUCTURED.get(pat, 0), size)
     if text_of(result).startswith("AST Edit preview"):
         await session.call_tool("resolve", {"action": "discard", "reason": "benchmark"})
     return took
@@ -101,6 +114,7 @@ async def main() -> int:
     p.add_argument("--cache-mb", type=int, default=256)
     p.add_argument("--out")
     p.add_argument("--smoke", action="store_true")
+    p.add_argument("--structured-limit", type=int, default=64 * 1024)
     args = p.parse_args()
 
     chosen = [x for x in PATTERNS if not args.smoke or x[0] in SMOKE_PATTERNS]
@@ -166,8 +180,15 @@ async def main() -> int:
                      "cold_s": cold[name], "warm_s": warm[name], "first_s": first_call[name]})
     ratio = statistics.median(r["warm_over_cold"] for r in rows)
     over_first = statistics.median(r["warm_over_first"] for r in rows)
+    for row in rows:
+        row["structured_bytes"] = STRUCTURED.get(row["pattern"], 0)
+    widest = max(rows, key=lambda r: r["structured_bytes"])
+    slower = [r["name"] for r in rows if r["warm_median_s"] > r["cold_median_s"]]
     report = {
         "runs": args.runs, "cache_mb": args.cache_mb, "patterns": rows,
+        "max_structured_bytes": widest["structured_bytes"],
+        "widest_structured": widest["name"],
+        "warm_slower_than_cold": slower,
         "median_warm_over_cold": ratio,
         "worst_warm_over_cold": max(r["warm_over_cold"] for r in rows),
         "median_warm_over_first": over_first,
@@ -176,12 +197,22 @@ async def main() -> int:
     }
     log(f"median warm/cold {ratio:.3f}, warm/first {over_first:.3f}; peak RSS cold {report['peak_rss_kib']['cold']} KiB, "
         f"warm {report['peak_rss_kib']['warm']} KiB (budget {args.cache_mb} MiB)")
+    log(f"largest structuredContent {widest['structured_bytes']} bytes ({widest['name']}; "
+        f"limit {args.structured_limit})")
+    ok = edit_seen
+    if widest["structured_bytes"] > args.structured_limit:
+        log(f"FAIL: structuredContent of {widest['name']} is {widest['structured_bytes']} bytes, "
+            f"over {args.structured_limit}")
+        ok = False
+    if slower:
+        log(f"{'note' if args.smoke else 'FAIL'}: warm slower than cold for {', '.join(slower)}")
+        ok = ok and args.smoke
     text = json.dumps(report, indent=2)
     if args.out:
         Path(args.out).write_text(text + "\n")
     else:
         print(text)
-    return 0 if edit_seen else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

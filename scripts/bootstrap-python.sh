@@ -17,6 +17,9 @@ packages=(
     # The official MCP Python SDK: a client this project did not write, used by
     # tests/interop/test_mcp_stdio.py against `xcsh serve`.
     "mcp==2.3.0"
+    # Makes the CA and server certificate tests/interop/test_mcp_http_auth.py serves HTTPS
+    # with (mcp already brings it, as `pyjwt[crypto]`; pinned here because a test imports it).
+    "cryptography==50.0.2"
     # The providers' own SDKs: tests/interop/test_provider_sdks.py validates every message
     # `xcsh session --dialect D` returns against their request types (pydantic comes with
     # them; botocore carries the bedrock-runtime service model and its validator).

@@ -42,6 +42,14 @@ step "MCP interop: the Python SDK over Streamable HTTP, server restarted under -
 "$repo_root/.venv/bin/python" tests/interop/test_mcp_http.py \
     "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
 
+step "MCP interop: the Python SDK with a bearer token, over HTTP and HTTPS (a CA made by the test)"
+"$repo_root/.venv/bin/python" tests/interop/test_mcp_http_auth.py \
+    "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
+
+step "MCP interop: the SDK's Client in its default mode (protocol 2026-07-28) over stdio and HTTP: handles, approvals, bounded output"
+"$repo_root/.venv/bin/python" tests/interop/test_mcp_current.py \
+    "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
+
 step "Provider SDKs: every message of xcsh session --dialect D is a valid request message (anthropic, openai, google-genai, botocore)"
 cargo build -p xcsh --example provider_turns
 "$repo_root/.venv/bin/python" tests/interop/test_provider_sdks.py \

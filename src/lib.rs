@@ -29,7 +29,8 @@
 //! | `macros` | yes | `#[custom_tool]`, `#[pending]`, `#[tool_param]`, `suite!` |
 //! | `tools` | yes | [`tools`] and [`changeset`] (ast-grep and its tree-sitter grammars) |
 //! | `mcp` | yes | [`mcp`] (rmcp, hyper) |
-//! | `cli` | yes | the `xcsh` binary (clap), with `tools` and `mcp` |
+//! | `tls` | yes | HTTPS for [`mcp`]'s HTTP server (`mcp::TlsIdentity`: rustls on `ring`) |
+//! | `cli` | yes | the `xcsh` binary (clap), with `tools`, `mcp` and `tls` |
 //! | `rig` | no | `rig`: a session's tools as rig tools, and the hook forcing `resolve` |
 //! | `testing` | no | `testing`: fault plans and dialect validators |
 //!
@@ -110,6 +111,11 @@ pub mod tool {
         Suite, Tool, ToolAnnotations, ToolContext, ToolError, ToolSuite, decode_arguments,
         registered_suite, validate_tool_name,
     };
+    #[doc(inline)]
+    pub use xcsh_core::{
+        RESOURCE_SCHEME, Resource, ResourceBody, ResourceContents, ResourceError, ResourceInfo,
+        resource_part_uri,
+    };
 }
 
 /// Provider dialects: tool definitions in each provider's request shape, schema lowering,
@@ -130,6 +136,11 @@ pub mod tools {
     pub use xcsh_tools::{
         AST_EDIT, AST_GREP, AstEdit, AstEditOp, AstGrep, AstToolsConfig, UNDO, UndoLast,
         builtin_suite, preview_notes, render_matches, render_near_misses, render_preview, summary,
+    };
+    #[doc(inline)]
+    pub use xcsh_tools::{
+        CaptureSummary, ChangeOutput, ChangeStatus, ChangeTotals, FileChange, MAX_OUTPUT_BYTES,
+        MatchSummary, SearchOutput, SearchTotals, preview_resource,
     };
     #[doc(inline)]
     pub use xcsh_tools::{engine, workspace};

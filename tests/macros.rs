@@ -537,3 +537,45 @@ fn suite_lists_tools_explicitly() {
     let session = Session::builder().suite(tools).build().unwrap();
     assert_eq!(session.tool_names(), ["search_notes", "count_word"]);
 }
+
+// ---------------------------------------------------------------------------------------
+// A declared structured output: its schema from the type, its value on each result.
+
+/// What `count_files` returns besides its text.
+#[tool_param(serialize)]
+struct CountSummary {
+    /// How many files.
+    files: usize,
+}
+
+/// Counts files.
+#[custom_tool(read_only, output = CountSummary, register = false)]
+struct CountFiles {
+    /// Where to count.
+    dir: String,
+}
+
+impl CountFiles {
+    async fn execute(self, _ctx: &ToolContext) -> AgentToolResult {
+        let summary = CountSummary {
+            files: self.dir.len(),
+        };
+        AgentToolResult::text(format!("{} files", summary.files)).with_output(&summary)
+    }
+}
+
+#[tokio::test]
+async fn a_declared_output_type_gives_the_output_schema_and_the_structured_value() {
+    let schema = <CountFiles as CustomTool>::output_schema().expect("declared");
+    assert_eq!(
+        schema["properties"]["files"]["type"], "integer",
+        "{schema:?}"
+    );
+    let session = Session::builder().custom::<CountFiles>().build().unwrap();
+    let listed = session.registry().get("count_files").unwrap();
+    assert_eq!(listed.output_schema(), Some(&schema));
+    let result = session.call("count_files", json!({"dir": "src"})).await;
+    assert_eq!(result.structured, Some(json!({"files": 3})));
+    // A tool without `output` declares none.
+    assert!(<BatchRenamePreview as CustomTool>::output_schema().is_none());
+}

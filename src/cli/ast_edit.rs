@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use xcsh::changeset::ChangeSet;
+use xcsh::changeset::{ChangeSet, UndoLimits};
 use xcsh::tools::engine::{
     self, Control, EditPlan, EditRequest, EngineError, Lang, Op, Scope, Within,
 };
@@ -84,9 +84,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         None => root_of_paths(&args.paths)?,
     };
     let root = root::workspace_root(args.root.as_deref().or(implied.as_deref()))?;
-    let ws = Workspace::new(&root)
-        .map_err(|e| Failure(format!("--root: {e}")))?
-        .with_undo(args.undo.limits());
+    let ws = Workspace::new(&root).map_err(|e| Failure(format!("--root: {e}")))?;
+    let undo = args.undo.limits();
     let lang = args
         .lang
         .as_deref()
@@ -195,7 +194,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     if args.interactive {
         drop(stdout);
-        return reviewed(ws, plan);
+        return reviewed(ws, undo, plan);
     }
     show(&mut stdout, &plan).map_err(write_failed)?;
     // Before the question is asked, and with its error reported (dropping would hide it).
@@ -207,14 +206,14 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(confirm::NOT_APPLIED));
     }
 
-    apply(ws, plan)?;
+    apply(ws, undo, plan)?;
     let mut stdout = anstream::stdout().lock();
     style::line(&mut stdout, style::OK, &format!("Applied {what}.")).map_err(write_failed)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `-i`: file by file, then the accepted files in one apply.
-fn reviewed(ws: Workspace, plan: EditPlan) -> Result<ExitCode, Failure> {
+fn reviewed(ws: Workspace, undo: UndoLimits, plan: EditPlan) -> Result<ExitCode, Failure> {
     if !confirm::at_a_terminal() {
         return Err(Failure(
             "-i reviews file by file on a terminal, and there is none here: run it in a terminal, or drop -i (and add --yes to apply everything)".to_owned(),
@@ -233,7 +232,7 @@ fn reviewed(ws: Workspace, plan: EditPlan) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(confirm::NOT_APPLIED));
     }
     // Only the accepted files, and of a split file only its accepted replacements.
-    let mut changes = ChangeSet::new(ws);
+    let mut changes = ChangeSet::new(ws).with_undo(undo);
     let mut replacements = 0;
     for (index, only) in &chosen {
         let file = &plan.files[*index];
@@ -467,8 +466,8 @@ fn count(n: usize, noun: &str) -> String {
 
 /// Writes exactly the previewed contents, all or nothing, refusing files changed since: the
 /// change set holds each file's edits and splices them into the file as it reads it then.
-fn apply(ws: Workspace, plan: EditPlan) -> Result<(), Failure> {
-    let mut changes = ChangeSet::new(ws);
+fn apply(ws: Workspace, undo: UndoLimits, plan: EditPlan) -> Result<(), Failure> {
+    let mut changes = ChangeSet::new(ws).with_undo(undo);
     for file in plan.files {
         changes
             .modify_splicing(&file.path, file.fingerprint, file.splices())

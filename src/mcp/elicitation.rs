@@ -1,17 +1,18 @@
-//! Asking the person behind an MCP client whether to apply: `elicitation/create`.
+//! Asking the person behind an MCP client whether to apply: an elicitation form.
 //!
-//! Under an approval policy that asks (`human`, or a rule that says `ask`), a server whose
-//! registry has no approver of its own gives each connection's session an
-//! [`ElicitationApprover`]: `resolve apply` then sends the client a form with the label, the
-//! reason and a bounded summary of the effect ([`ApprovalRequest::describe`]), and one
-//! required yes/no field. The answer maps to an [`ApprovalAnswer`]:
+//! Under an approval policy that asks (`human`, or a rule that says `ask`), `resolve apply`
+//! sends the client a form with the label, the reason and a bounded summary of the effect
+//! ([`ApprovalRequest::describe`]), and one optional field for the person's words. On the
+//! `initialize` lifecycle the form goes as an `elicitation/create` request
+//! ([`ElicitationApprover`]); on protocol 2026-07-28, which has no server-to-client requests,
+//! inside an input-required result (see `input_required`). Either way the elicitation's own
+//! `action` is the person's decision, as MCP defines it:
 //!
-//! * `accept` with `{"approve": true}`: apply exactly the effect shown (its digest is
-//!   checked again before writing);
-//! * `accept` with `{"approve": false}`, or `decline`: discard, telling the model the person
-//!   declined (with their `comment`, if any);
-//! * `cancel`, an error, no answer within 15 minutes, or an `accept` whose content has
-//!   another shape: no decision, the action stays pending (never an apply);
+//! * `accept`: yes. Apply exactly the effect shown (its digest is checked again before
+//!   writing), whatever the form's content;
+//! * `decline`: no. Discard, telling the model the person declined (with their `comment`);
+//! * `cancel`, an error, or no answer within 15 minutes: no decision; the action stays
+//!   pending (never an apply);
 //! * a client that did not declare the capability: nobody to ask, the action stays pending
 //!   and the model is told how to proceed.
 
@@ -24,8 +25,6 @@ use serde_json::Value;
 use xcsh_core::BoxFuture;
 use xcsh_core::approval::{ApprovalAnswer, ApprovalRequest, Approver};
 
-/// The field of the form that says yes or no.
-const APPROVE: &str = "approve";
 /// The optional field for the person's words to the model.
 const COMMENT: &str = "comment";
 /// How long a person has to answer before the question counts as unanswered (the action
@@ -50,14 +49,7 @@ impl Approver for ElicitationApprover {
             {
                 return unavailable();
             }
-            let params = ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message: format!(
-                    "The model asks to apply this change. Nothing is written unless you approve.\n\n{}",
-                    request.describe()
-                ),
-                requested_schema: form(),
-            };
+            let params = form_params(request);
             // A person may take a while; a client that never answers must not hold the
             // session's `resolve` for ever: after the wait it counts as no answer.
             match peer
@@ -74,48 +66,46 @@ impl Approver for ElicitationApprover {
     }
 }
 
-fn unavailable() -> ApprovalAnswer {
+pub(crate) fn unavailable() -> ApprovalAnswer {
     ApprovalAnswer::Unavailable {
-        why: "the MCP client did not declare the elicitation capability (or speaks protocol 2026-07-28, where xcsh cannot ask through the client yet), so the person using it cannot be asked".to_owned(),
+        why: "the MCP client did not declare the elicitation capability (form mode), so the person using it cannot be asked".to_owned(),
     }
 }
 
-/// One required yes/no, one optional comment.
+/// The form for `request`: the message a person reads, and one optional comment.
+pub(crate) fn form_params(request: &ApprovalRequest) -> ElicitRequestParams {
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: format!(
+            "The model asks to apply this change. Nothing is written unless you accept.\n\n{}\n\nAccept applies exactly this change; Decline discards it; Cancel leaves it pending.",
+            request.describe()
+        ),
+        requested_schema: form(),
+    }
+}
+
+/// One optional comment: the decision is the elicitation's action, not a field.
 fn form() -> ElicitationSchema {
     ElicitationSchema::builder()
-        .required_bool_with(APPROVE, |b| {
-            b.title("Apply this change")
-                .description("Yes writes exactly the change shown; no discards it.")
-        })
         .optional_string_with(COMMENT, |s| {
             s.title("Comment")
                 .description("Optional: words for the model, e.g. why you declined.")
         })
-        .description("Approve or decline the change the model asked to apply.")
+        .description("Accept to apply the change the model asked for, Decline to discard it.")
         .build_unchecked()
 }
 
-/// The answer a form result gives; anything but a clear yes or no is no decision.
-fn answer(request: &ApprovalRequest, result: ElicitResult) -> ApprovalAnswer {
-    let content = result.content.as_ref().and_then(Value::as_object);
-    let comment = || {
-        content
-            .and_then(|c| c.get(COMMENT))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
+/// The answer a form result gives: `accept` is yes, `decline` no, anything else no decision.
+pub(crate) fn answer(request: &ApprovalRequest, result: ElicitResult) -> ApprovalAnswer {
+    let comment = result
+        .content
+        .as_ref()
+        .and_then(|c| c.get(COMMENT))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     match result.action {
-        ElicitationAction::Accept => {
-            match content
-                .and_then(|c| c.get(APPROVE))
-                .and_then(Value::as_bool)
-            {
-                Some(true) => ApprovalAnswer::accept(request),
-                Some(false) => ApprovalAnswer::Decline { message: comment() },
-                None => ApprovalAnswer::Cancel,
-            }
-        }
-        ElicitationAction::Decline => ApprovalAnswer::Decline { message: comment() },
+        ElicitationAction::Accept => ApprovalAnswer::accept(request),
+        ElicitationAction::Decline => ApprovalAnswer::Decline { message: comment },
         _ => ApprovalAnswer::Cancel,
     }
 }
@@ -156,30 +146,35 @@ mod tests {
     }
 
     #[test]
-    fn only_a_clear_yes_accepts() {
+    fn the_action_is_the_decision() {
         let r = request();
         let accept = |content| answer(&r, result(ElicitationAction::Accept, content));
+        // Accept is yes, whatever the form holds: an empty form, an unticked box, a comment.
+        for content in [
+            None,
+            Some(json!({})),
+            Some(json!({"comment": "ok"})),
+            Some(json!({"approve": false})),
+            Some(json!([true])),
+        ] {
+            assert_eq!(
+                accept(content.clone()),
+                ApprovalAnswer::accept(&r),
+                "{content:?}"
+            );
+        }
         assert_eq!(
-            accept(Some(json!({"approve": true}))),
-            ApprovalAnswer::accept(&r)
-        );
-        assert_eq!(
-            accept(Some(json!({"approve": false, "comment": "not now"}))),
+            answer(
+                &r,
+                result(
+                    ElicitationAction::Decline,
+                    Some(json!({"comment": "not now"}))
+                )
+            ),
             ApprovalAnswer::Decline {
                 message: Some("not now".into())
             }
         );
-        // Wrong shapes are no decision, never an apply.
-        for wrong in [
-            None,
-            Some(json!({})),
-            Some(json!({"approve": "yes"})),
-            Some(json!({"approve": 1})),
-            Some(json!([true])),
-            Some(json!(true)),
-        ] {
-            assert_eq!(accept(wrong.clone()), ApprovalAnswer::Cancel, "{wrong:?}");
-        }
         assert_eq!(
             answer(&r, result(ElicitationAction::Decline, None)),
             ApprovalAnswer::Decline { message: None }
@@ -191,10 +186,13 @@ mod tests {
     }
 
     #[test]
-    fn the_form_asks_one_required_yes_or_no() {
+    fn the_form_asks_only_an_optional_comment() {
         let schema = serde_json::to_value(form()).expect("serialises");
-        assert_eq!(schema["required"], json!(["approve"]));
-        assert_eq!(schema["properties"]["approve"]["type"], "boolean");
+        assert!(
+            schema.get("required").is_none_or(|r| r == &json!([])),
+            "{schema}"
+        );
         assert_eq!(schema["properties"]["comment"]["type"], "string");
+        assert_eq!(schema["properties"].as_object().map(|p| p.len()), Some(1));
     }
 }

@@ -85,9 +85,12 @@ struct Record {
 /// A session's record is `<id>.session`.
 const RECORD_EXTENSION: &str = "session";
 
-/// What a record is renamed to (`<id>.session.expired`) while [`SessionRecords::expire`]
+/// A handle's record is `<handle>.handle` (see `handles`).
+const HANDLE_EXTENSION: &str = "handle";
+
+/// What a record is renamed to (`<id>.<extension>.expired`) while [`SessionRecords::expire`]
 /// looks at its stack.
-const ASIDE_EXTENSION: &str = "session.expired";
+const ASIDE_SUFFIX: &str = "expired";
 
 /// The session id of a file named `<id>.<extension>`, if it is a valid one.
 fn session_id_of<'p>(path: &'p Path, extension: &str) -> Option<&'p str> {
@@ -103,15 +106,30 @@ const RECORD_VERSION: u32 = 1;
 
 /// The session ids issued by this state directory, one `DIR/<id>.session` file each: rmcp's
 /// [`SessionStore`], through which it restores a session it does not hold in memory.
+///
+/// The records of pending-action handles (protocol 2026-07-28, see `handles`) are the same
+/// kind of file, `DIR/<handle>.handle` ([`SessionRecords::handles`]), and expire the same way.
 #[derive(Debug)]
 pub(crate) struct SessionRecords {
     dir: PathBuf,
+    extension: &'static str,
 }
 
 impl SessionRecords {
-    /// Records under `dir`, which must exist.
+    /// The MCP sessions' records under `dir`, which must exist.
     pub(crate) fn new(dir: PathBuf) -> Self {
-        SessionRecords { dir }
+        SessionRecords {
+            dir,
+            extension: RECORD_EXTENSION,
+        }
+    }
+
+    /// The pending-action handles' records under `dir`, which must exist.
+    pub(crate) fn handles(dir: PathBuf) -> Self {
+        SessionRecords {
+            dir,
+            extension: HANDLE_EXTENSION,
+        }
     }
 
     /// The state directory.
@@ -121,33 +139,43 @@ impl SessionRecords {
 
     /// Where the record of `id` is; `None` for an id that cannot be one issued here.
     fn path(&self, id: &str) -> Option<PathBuf> {
-        valid_session_id(id).then(|| self.dir.join(format!("{id}.{RECORD_EXTENSION}")))
+        valid_session_id(id).then(|| self.dir.join(format!("{id}.{}", self.extension)))
     }
 
     /// Whether `id` was issued here and has not ended with a DELETE.
-    fn knows(&self, id: &str) -> bool {
+    pub(crate) fn knows(&self, id: &str) -> bool {
         self.path(id).is_some_and(|path| path.is_file())
     }
 
-    /// Writes the record of `id` (written beside it, synced, renamed, the directory synced),
-    /// unless it is there already: a record never changes.
+    /// Writes the record of session `id`, with the client's `initialize`.
     fn write(&self, id: &str, initialize: &InitializeRequestParams) -> io::Result<()> {
-        let path = self
-            .path(id)
-            .ok_or_else(|| io::Error::other(format!("`{id}` is not a session id")))?;
-        if path.is_file() {
-            return Ok(());
-        }
         let record = Record {
             format: RECORD_FORMAT.to_owned(),
             version: RECORD_VERSION,
             initialize: initialize.clone(),
         };
         let bytes = serde_json::to_vec(&record).map_err(io::Error::other)?;
-        let new = path.with_extension("session.new");
+        self.write_bytes(id, &bytes)
+    }
+
+    /// Writes the record of handle `id`.
+    pub(crate) fn write_handle(&self, id: &str) -> io::Result<()> {
+        self.write_bytes(id, br#"{"format":"xcsh-http-handle","version":1}"#)
+    }
+
+    /// Writes a record (beside it, synced, renamed, the directory synced), unless it is there
+    /// already: a record never changes.
+    fn write_bytes(&self, id: &str, bytes: &[u8]) -> io::Result<()> {
+        let path = self
+            .path(id)
+            .ok_or_else(|| io::Error::other(format!("`{id}` is not a session id")))?;
+        if path.is_file() {
+            return Ok(());
+        }
+        let new = path.with_extension(format!("{}.new", self.extension));
         let written = (|| {
             let mut file = std::fs::File::create(&new)?;
-            io::Write::write_all(&mut file, &bytes)?;
+            io::Write::write_all(&mut file, bytes)?;
             file.sync_all()?;
             std::fs::rename(&new, &path)
         })();
@@ -191,7 +219,7 @@ impl SessionRecords {
 
     /// Marks `id` as used now (its record's modification time), for [`expire`](Self::expire):
     /// when its session starts, is restored, and ends.
-    fn touch(&self, id: &str) {
+    pub(crate) fn touch(&self, id: &str) {
         let Some(path) = self.path(id) else {
             return;
         };
@@ -211,11 +239,12 @@ impl SessionRecords {
     pub(crate) fn expire(&self, max_idle: Duration) -> io::Result<usize> {
         let now = std::time::SystemTime::now();
         let changed = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let aside_extension = format!("{}.{ASIDE_SUFFIX}", self.extension);
         // A record moved aside by an expiry that stopped half-way goes back first.
         for entry in std::fs::read_dir(&self.dir)?.flatten() {
             let aside = entry.path();
             if let Some(record) =
-                session_id_of(&aside, ASIDE_EXTENSION).and_then(|id| self.path(id))
+                session_id_of(&aside, &aside_extension).and_then(|id| self.path(id))
                 && !record.exists()
                 && let Err(e) = std::fs::rename(&aside, &record)
             {
@@ -231,7 +260,7 @@ impl SessionRecords {
                     continue;
                 }
             };
-            let Some(id) = session_id_of(&path, RECORD_EXTENSION) else {
+            let Some(id) = session_id_of(&path, self.extension) else {
                 continue;
             };
             let last_use = [path.clone(), self.dir.join(format!("{id}.stack"))]
@@ -259,7 +288,7 @@ impl SessionRecords {
     /// sharing the directory can restore the session (and push onto its stack) between the
     /// look at the stack and the removal; it is moved back when the session is kept.
     fn expire_one(&self, id: &str, path: &Path) -> io::Result<bool> {
-        let aside = path.with_extension(ASIDE_EXTENSION);
+        let aside = path.with_extension(format!("{}.{ASIDE_SUFFIX}", self.extension));
         std::fs::rename(path, &aside)?;
         let put_back = || std::fs::rename(&aside, path);
         match forget_if_empty(&self.dir, id) {
@@ -283,7 +312,7 @@ impl SessionRecords {
     }
 
     /// Forgets `id` (its DELETE): the record goes, and the stack with it when it is empty.
-    fn remove(&self, id: &str) -> io::Result<()> {
+    pub(crate) fn remove(&self, id: &str) -> io::Result<()> {
         let Some(path) = self.path(id) else {
             return Ok(());
         };
@@ -560,7 +589,9 @@ impl ServerHandler for HttpConnection {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if let Some(why) = self.broken.get() {
-            return Ok(results::call_tool_result(AgentToolResult::error(why.clone())).into());
+            return Ok(
+                results::call_tool_result(AgentToolResult::error(why.clone()), false, None).into(),
+            );
         }
         self.server().call_tool(request, context).await
     }

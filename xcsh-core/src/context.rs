@@ -10,6 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{ErrorKind, ToolError};
 use crate::pending::{PendingAction, PendingActionStore, PendingId};
+use crate::resources::{Resource, Resources};
+use crate::result::Content;
 
 /// The exact error of [`ToolContext::push_pending_action`] when the runtime has no store.
 pub const STORE_UNAVAILABLE: &str =
@@ -149,6 +151,10 @@ pub struct ToolContext {
     pub(crate) extensions: Arc<Extensions>,
     /// The session's approval policy, for `resolve` (none: the model decides).
     pub(crate) approval: Option<Arc<crate::approval::ApprovalConfig>>,
+    /// The session's handle, when it has one ([`Session::with_handle`](crate::Session::with_handle)).
+    pub(crate) handle: Option<Arc<str>>,
+    /// Where [`publish_resource`](Self::publish_resource) publishes.
+    pub(crate) resources: Option<Arc<Resources>>,
 }
 
 /// A call's id: the one the client gave, or a number spelt `call-N` only if someone asks.
@@ -188,6 +194,8 @@ impl ToolContext {
             reminders: Arc::default(),
             extensions: Arc::default(),
             approval: None,
+            handle: None,
+            resources: None,
         }
     }
 
@@ -307,6 +315,27 @@ impl ToolContext {
         &self.reminders
     }
 
+    /// The handle naming the session's pending stack, when the transport keeps no session
+    /// and the stack is named by one (MCP protocol 2026-07-28 over HTTP; see
+    /// [`Session::with_handle`](crate::Session::with_handle)).
+    pub fn stack_handle(&self) -> Option<&str> {
+        self.handle.as_deref()
+    }
+
+    /// Publishes `resource` on the session (see [`Resource`]) and returns the link to put in
+    /// the result: an MCP client reads it with `resources/read`, a host with
+    /// [`Session::read_resource`](crate::Session::read_resource). Fails when the runtime
+    /// serves no resources (a context made by hand).
+    pub fn publish_resource(&self, resource: Resource) -> Result<Content, ToolError> {
+        let (Some(resources), Some(store)) = (&self.resources, &self.pending) else {
+            return Err(ToolError::new(format!(
+                "resource `{}` cannot be published: this runtime serves no resources (call the tool through a Session)",
+                resource.name()
+            )));
+        };
+        Ok(resources.publish(resource, store))
+    }
+
     /// Defers a destructive change: pushes `action` on the session's pending stack, where
     /// the `resolve` tool will apply or discard it, and queues [`RESOLVE_REMINDER`].
     ///
@@ -342,6 +371,8 @@ impl Clone for ToolContext {
             reminders: Arc::clone(&self.reminders),
             extensions: Arc::clone(&self.extensions),
             approval: self.approval.clone(),
+            handle: self.handle.clone(),
+            resources: self.resources.clone(),
         }
     }
 }

@@ -58,6 +58,10 @@ pub enum ErrorKind {
     /// or an approval of a different effect): nothing was written and the action is still
     /// pending.
     ApprovalPending,
+    /// `resolve` (or a tool that pushes) named a pending-action handle that names no stack
+    /// here: forged, mistyped, expired, or given where stacks have no handles. Nothing was
+    /// applied and no other stack was touched.
+    UnknownHandle,
     /// The tool's own failure ([`ToolError::new`], a converted error, an error result).
     Tool,
 }

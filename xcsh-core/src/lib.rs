@@ -68,6 +68,7 @@ mod pending_fn;
 mod registry;
 mod render;
 mod resolve;
+mod resources;
 mod result;
 pub mod schema;
 mod session;
@@ -94,6 +95,10 @@ pub use resolve::{
     APPLY_FAILED_PREFIX, NOTHING_PENDING, RESOLVE_TOOL_LABEL, RESOLVE_TOOL_NAME, Resolution,
     ResolveAction, ResolveArgs, ResolveError, ResolveTool, describe_with_stack, resolve,
     resolve_files,
+};
+pub use resources::{
+    RESOURCE_SCHEME, Resource, ResourceBody, ResourceContents, ResourceError, ResourceInfo,
+    resource_part_uri,
 };
 pub use result::{AgentToolResult, Content, IntoToolResult};
 pub use schema::JsonObject;

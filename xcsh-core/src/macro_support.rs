@@ -43,9 +43,24 @@ pub use crate::durable::{DurableKind, DurableState};
 pub use crate::error::ToolError;
 pub use crate::pending::PendingAction;
 pub use crate::result::AgentToolResult;
+pub use crate::schema::JsonObject;
 pub use crate::suite::{ToolRegistration, ToolSuite};
 pub use crate::tool::{CustomTool, ToolAnnotations, custom_tool};
 pub use inventory;
+
+/// What `#[custom_tool(output = T)]` needs of `T`.
+#[diagnostic::on_unimplemented(
+    message = "`#[custom_tool(output = {Self})]` needs `{Self}` to be `Serialize + JsonSchema`",
+    label = "the tool's structured output (its MCP `outputSchema`)",
+    note = "mark the type `#[tool_param(serialize)]` (no serde or schemars needed in your Cargo.toml), or derive `serde::Serialize` and `schemars::JsonSchema`"
+)]
+pub trait ToolOutput: serde::Serialize + schemars::JsonSchema {}
+impl<T: serde::Serialize + schemars::JsonSchema> ToolOutput for T {}
+
+/// The output schema of `#[custom_tool(output = T)]`, cached per type.
+pub fn output_schema_of<T: ToolOutput + 'static>() -> std::sync::Arc<JsonObject> {
+    crate::schema::cached_schema_for::<T>()
+}
 
 /// What `#[pending(durable)]` needs of its struct.
 #[diagnostic::on_unimplemented(

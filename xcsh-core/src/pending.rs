@@ -331,6 +331,9 @@ pub struct PendingActionStore {
     /// One push at a time, so that the kept stack and the stack in memory get pushes in the
     /// same order.
     pushing: Mutex<()>,
+    /// The action `resolve` has taken off the stack and is applying or discarding: still
+    /// pending until it is done (it goes back if the apply fails).
+    out: Mutex<Option<PendingId>>,
 }
 
 impl Default for PendingActionStore {
@@ -351,7 +354,12 @@ impl PendingActionStore {
             audit: OnceLock::new(),
             kept: OnceLock::new(),
             pushing: Mutex::new(()),
+            out: Mutex::new(None),
         }
+    }
+
+    fn out(&self) -> MutexGuard<'_, Option<PendingId>> {
+        self.out.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn stack(&self) -> MutexGuard<'_, Vec<PendingEntry>> {
@@ -417,6 +425,7 @@ impl PendingActionStore {
 
     /// `resolve` is done with action `id` (applied or discarded): it leaves the kept stack.
     pub(crate) fn resolved(&self, id: PendingId) {
+        self.out().take();
         if let Some(kept) = self.kept.get()
             && let Err(e) = kept.remove(id)
         {
@@ -486,6 +495,7 @@ impl PendingActionStore {
             let entry = stack.pop()?;
             (stack.len(), entry)
         };
+        *self.out() = Some(entry.summary.id);
         let event = self
             .hears()
             .then(|| PendingEvent::Popped(entry.summary.clone()));
@@ -504,6 +514,7 @@ impl PendingActionStore {
             let place = place.min(stack.len());
             stack.insert(place, entry);
         }
+        self.out().take();
         self.changed(event);
     }
 
@@ -520,6 +531,18 @@ impl PendingActionStore {
             let _ = self.events.send(event);
         }
         self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// Whether action `id` is still pending: on the stack, or being applied by `resolve` now
+    /// (it goes back if the apply fails).
+    ///
+    /// ```
+    /// let store = xcsh_core::PendingActionStore::new();
+    /// let id = store.push(xcsh_core::PendingFn::new("Step", |_| async { Ok::<_, String>("done") }));
+    /// assert!(store.contains(id));
+    /// ```
+    pub fn contains(&self, id: PendingId) -> bool {
+        *self.out() == Some(id) || self.stack().iter().any(|entry| entry.summary.id == id)
     }
 
     /// Whether any action is pending.

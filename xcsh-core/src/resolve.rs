@@ -63,6 +63,25 @@ pub struct ResolveArgs {
     pub action: ResolveAction,
     /// Why; passed to the action verbatim and never changes what it does.
     pub reason: String,
+    /// The stack to resolve, where stacks are named by handle (MCP protocol 2026-07-28 over
+    /// HTTP, where a preview's result gives it); must be the session's own
+    /// ([`Session::with_handle`](crate::Session::with_handle)). Absent: the session's stack.
+    #[serde(default)]
+    pub handle: Option<String>,
+}
+
+/// The error when `resolve`'s `handle` is not the session's.
+pub(crate) fn unknown_handle(given: &str, own: Option<&str>) -> ToolError {
+    let shown: String = given.chars().take(80).collect();
+    let message = match own {
+        Some(_) => format!(
+            "Unknown handle `{shown}`: it names no pending stack of this server (mistyped, expired, or from another server). Nothing was applied or discarded. Pass the `handle` exactly as the preview's result gave it, or preview again to get a new one."
+        ),
+        None => format!(
+            "Unknown handle `{shown}`: this conversation keeps its pending stack without a handle, so none is needed. Nothing was applied or discarded; call `resolve` again without `handle`."
+        ),
+    };
+    ToolError::with_kind(ErrorKind::UnknownHandle, message)
 }
 
 /// How a resolve went: what was resolved and the result the model sees.
@@ -471,6 +490,10 @@ static RESOLVE_SCHEMA: LazyLock<Arc<JsonObject>> = LazyLock::new(|| {
             "reason": {
                 "type": "string",
                 "description": "Why you're applying or discarding"
+            },
+            "handle": {
+                "type": "string",
+                "description": "The pending-action handle a preview's result gave, when it gave one; omit it otherwise"
             }
         },
         "required": ["action", "reason"],
@@ -481,6 +504,97 @@ static RESOLVE_SCHEMA: LazyLock<Arc<JsonObject>> = LazyLock::new(|| {
         _ => unreachable!("the literal above is an object"),
     }
 });
+
+static RESOLVE_OUTPUT: LazyLock<Arc<JsonObject>> = LazyLock::new(|| {
+    let schema = json!({
+        "type": "object",
+        "description": "What `resolve` did.",
+        "properties": {
+            "action": {
+                "type": "string",
+                "enum": ["apply", "discard"],
+                "description": "What was done: a declined or denied apply is a discard"
+            },
+            "outcome": {
+                "type": "string",
+                "enum": ["applied", "discarded", "declined", "denied", "pending", "failed"],
+                "description": "applied; discarded (as asked); declined (by the person asked); denied (by a rule); pending (not approved yet: an error result); failed (the apply failed and the action is still pending: an error result)"
+            },
+            "reason": {"type": "string", "description": "The reason given (shortened)"},
+            "label": {"type": "string", "description": "The resolved action's label"},
+            "files": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "The first files the action touches, root-relative"
+            },
+            "filesOmitted": {"type": "integer", "description": "Files it touches not in `files`"},
+            "approval": {"type": "object", "description": "Who let the apply through, or why not, under an approval policy"},
+            "pendingId": {"type": "integer", "description": "The resolved action's id"},
+            "sourceToolName": {"type": "string", "description": "The tool that previewed it"},
+            "remaining": {"type": "integer", "description": "Actions still pending after this one"}
+        },
+        "required": ["action", "outcome", "label", "pendingId", "sourceToolName", "remaining"]
+    });
+    match schema {
+        Value::Object(map) => Arc::new(map),
+        _ => unreachable!("the literal above is an object"),
+    }
+});
+
+/// Files `resolve`'s structured output names, at most.
+const OUTPUT_FILES: usize = 200;
+
+/// `resolve`'s structured output for a resolution.
+fn resolve_output(resolution: &Resolution, remaining: usize) -> Value {
+    let outcome = match (resolution.result.error_kind(), resolution.action) {
+        (Some(ErrorKind::Declined), _) => "declined",
+        (Some(ErrorKind::Denied), _) => "denied",
+        (_, ResolveAction::Apply) => "applied",
+        (_, ResolveAction::Discard) => "discarded",
+    };
+    let approval = resolution
+        .result
+        .details
+        .as_ref()
+        .and_then(|d| d.get("approval"));
+    bounded_output(
+        resolution.action,
+        outcome,
+        &resolution.reason,
+        &resolution.summary,
+        remaining,
+        approval,
+    )
+}
+
+/// `resolve`'s structured output: small whatever the action's details (which the result's
+/// `details` carry whole, for hosts in process).
+fn bounded_output(
+    action: ResolveAction,
+    outcome: &str,
+    reason: &str,
+    summary: &PendingSummary,
+    remaining: usize,
+    approval: Option<&Value>,
+) -> Value {
+    let files = EffectFacts::of(summary).files;
+    let reason: String = reason.chars().take(1000).collect();
+    let mut output = json!({
+        "action": action.as_str(),
+        "outcome": outcome,
+        "reason": reason,
+        "label": summary.label,
+        "pendingId": summary.id,
+        "sourceToolName": summary.source_tool_name,
+        "remaining": remaining,
+        "files": files.iter().take(OUTPUT_FILES).collect::<Vec<_>>(),
+        "filesOmitted": files.len().saturating_sub(OUTPUT_FILES),
+    });
+    if let Some(approval) = approval {
+        output["approval"] = approval.clone();
+    }
+    output
+}
 
 /// The hidden `resolve` tool. Every session routes it, and lists it whenever a registered
 /// tool declares it may push pending actions or anything is pending; register it by hand
@@ -501,6 +615,9 @@ impl Tool for ResolveTool {
     fn parameters(&self) -> &Arc<JsonObject> {
         &RESOLVE_SCHEMA
     }
+    fn output_schema(&self) -> Option<&Arc<JsonObject>> {
+        Some(&RESOLVE_OUTPUT)
+    }
     fn annotations(&self) -> ToolAnnotations {
         ToolAnnotations::new()
             .read_only(false)
@@ -518,6 +635,11 @@ impl Tool for ResolveTool {
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
         Box::pin(async move {
             let args: ResolveArgs = decode_arguments(RESOLVE_TOOL_NAME, args)?;
+            if let Some(given) = &args.handle
+                && ctx.stack_handle() != Some(given.as_str())
+            {
+                return Err(unknown_handle(given, ctx.stack_handle()));
+            }
             let store = ctx.pending_store().ok_or_else(|| {
                 ToolError::with_kind(ErrorKind::StoreUnavailable, STORE_UNAVAILABLE)
             })?;
@@ -528,7 +650,15 @@ impl Tool for ResolveTool {
             let action = args.action;
             let approval = ctx.approval.clone().unwrap_or_default();
             let outcome = tokio::spawn(async move {
-                resolve_as(&store, action, &reason, Caller::Model(&approval), None).await
+                resolve_as(&store, action, &reason, Caller::Model(&approval), None)
+                    .await
+                    .map(|resolution| {
+                        let output = resolve_output(&resolution, store.len());
+                        Resolution {
+                            result: resolution.result.with_structured(output),
+                            ..resolution
+                        }
+                    })
             })
             .await
             .map_err(|join| {
@@ -541,10 +671,14 @@ impl Tool for ResolveTool {
                 Ok(resolution) => Ok(resolution.result),
                 Err(error @ ResolveError::NothingPending) => Err(ToolError::from(error)),
                 Err(error) => {
-                    let details = match &error {
+                    let remaining = ctx.pending_store().map_or(0, |store| store.len());
+                    let (details, output) = match &error {
                         ResolveError::ApplyFailed {
                             summary, reason, ..
-                        } => resolve_details(args.action, reason, summary),
+                        } => (
+                            resolve_details(args.action, reason, summary),
+                            bounded_output(args.action, "failed", reason, summary, remaining, None),
+                        ),
                         ResolveError::NotApproved {
                             summary,
                             reason,
@@ -553,12 +687,24 @@ impl Tool for ResolveTool {
                         } => {
                             let mut details = resolve_details(args.action, reason, summary);
                             details.insert("approval".into(), approval.clone());
-                            details
+                            let output = bounded_output(
+                                args.action,
+                                "pending",
+                                reason,
+                                summary,
+                                remaining,
+                                Some(approval),
+                            );
+                            (details, output)
                         }
-                        ResolveError::NothingPending => JsonObject::new(),
+                        ResolveError::NothingPending => (JsonObject::new(), Value::Null),
                     };
-                    Ok(AgentToolResult::from(ToolError::from(error))
-                        .with_details(Value::Object(details)))
+                    let result = AgentToolResult::from(ToolError::from(error))
+                        .with_details(Value::Object(details));
+                    Ok(match output {
+                        Value::Null => result,
+                        output => result.with_structured(output),
+                    })
                 }
             }
         })

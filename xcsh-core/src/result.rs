@@ -8,7 +8,10 @@ use crate::error::{ErrorKind, TOOL_KIND, ToolError};
 /// One block of content in a tool result.
 ///
 /// Serialises in the shape agents and MCP clients expect:
-/// `{"type":"text","text":"…"}` or `{"type":"image","data":"…","mimeType":"…"}`.
+/// `{"type":"text","text":"…"}`, `{"type":"image","data":"…","mimeType":"…"}`, or
+/// `{"type":"resource_link","uri":"…","name":"…"}` (a link to something too large to inline,
+/// which an MCP client reads with `resources/read`; see [`Resource`](crate::Resource)).
+/// New kinds of block may be added: match with a wildcard arm.
 ///
 /// ```
 /// use xcsh_core::Content;
@@ -18,6 +21,7 @@ use crate::error::{ErrorKind, TOOL_KIND, ToolError};
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Content {
     /// Plain text.
     Text {
@@ -31,6 +35,22 @@ pub enum Content {
         /// The image's MIME type, e.g. `image/png`.
         #[serde(rename = "mimeType")]
         mime_type: String,
+    },
+    /// A link to a resource the session serves (MCP `resource_link`): content too large to
+    /// put in the result, such as a whole preview. [`Session::read_resource`](crate::Session::read_resource)
+    /// (or MCP `resources/read`) reads it.
+    #[serde(rename = "resource_link")]
+    ResourceLink {
+        /// Where it is: `xcsh://…`.
+        uri: String,
+        /// A short name.
+        name: String,
+        /// Its MIME type, when known.
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// What it holds, for a person or the model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
     },
 }
 
@@ -52,7 +72,7 @@ impl Content {
     pub fn as_text(&self) -> Option<&str> {
         match self {
             Content::Text { text } => Some(text),
-            Content::Image { .. } => None,
+            _ => None,
         }
     }
 }
@@ -60,8 +80,11 @@ impl Content {
 /// The result of a tool call, as the model sees it.
 ///
 /// `details` carries structured data for user interfaces (diffs, counts) that the model does
-/// not need to read; `is_error` marks a failure the model should act on. It serialises as
-/// `{"content":[…],"details":…}` with `"isError":true` added only for errors.
+/// not need to read; `structured` is the tool's declared output (MCP `structuredContent`,
+/// valid against [`Tool::output_schema`](crate::Tool::output_schema)), small and bounded;
+/// `is_error` marks a failure the model should act on. It serialises as
+/// `{"content":[…],"details":…}`, with `"structured":…` when set and `"isError":true` added
+/// only for errors.
 ///
 /// ```
 /// use xcsh_core::AgentToolResult;
@@ -81,6 +104,11 @@ pub struct AgentToolResult {
     /// Structured data for user interfaces; not meant for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// The tool's declared output, when it declares one ([`with_output`](Self::with_output)):
+    /// what an MCP client receives as `structuredContent`. Keep it small: counts, summaries,
+    /// links; publish anything large as a [`Resource`](crate::Resource).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<Value>,
     /// Whether this result reports a failure.
     #[serde(
         default,
@@ -99,6 +127,7 @@ impl AgentToolResult {
         AgentToolResult {
             content: vec![Content::text(text)],
             details: None,
+            structured: None,
             is_error: false,
             kind: None,
         }
@@ -153,6 +182,43 @@ impl AgentToolResult {
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
         self
+    }
+
+    /// Sets the structured output ([`structured`](Self::structured)) to `output`, serialised.
+    /// A tool that declares an output type (`#[custom_tool(output = T)]`) sets it on every
+    /// successful result.
+    ///
+    /// ```
+    /// use xcsh_core::AgentToolResult;
+    /// #[derive(serde::Serialize)]
+    /// struct Count { files: usize }
+    /// let result = AgentToolResult::text("3 files").with_output(&Count { files: 3 });
+    /// assert_eq!(result.structured, Some(serde_json::json!({"files": 3})));
+    /// ```
+    #[must_use]
+    pub fn with_output<T: Serialize + ?Sized>(mut self, output: &T) -> Self {
+        match serde_json::to_value(output) {
+            Ok(value) => self.structured = Some(value),
+            Err(e) => {
+                tracing::warn!(error = %e, "a tool's structured output could not be serialised; it is left out");
+            }
+        }
+        self
+    }
+
+    /// Sets the structured output to a JSON value.
+    #[must_use]
+    pub fn with_structured(mut self, output: Value) -> Self {
+        self.structured = Some(output);
+        self
+    }
+
+    /// The resource links among the content blocks: `(uri, name)`.
+    pub fn resource_links(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.content.iter().filter_map(|block| match block {
+            Content::ResourceLink { uri, name, .. } => Some((uri.as_str(), name.as_str())),
+            _ => None,
+        })
     }
 
     /// All text blocks joined with newlines.

@@ -19,6 +19,7 @@ use crate::error::{ErrorKind, ToolError, panic_message};
 use crate::pending::PendingActionStore;
 use crate::registry::{DialectNotEnabled, Registry, SessionBuilder, closest};
 use crate::resolve::{RESOLVE_TOOL_NAME, Resolution, ResolveAction, ResolveError, resolve};
+use crate::resources::{ResourceContents, ResourceError, ResourceInfo, Resources};
 use crate::result::AgentToolResult;
 use crate::tool::Tool;
 
@@ -34,6 +35,10 @@ pub struct CallOptions {
     /// The dialect the arguments come from. For OpenAI strict mode, explicit `null`s for
     /// omitted optional fields are removed before decoding.
     pub dialect: Option<Dialect>,
+    /// Who is asked to approve an apply in this call, instead of the session's approver (the
+    /// policy stays the session's): for a transport that carries the person's answer with
+    /// the request, such as MCP's input-required rounds.
+    pub approver: Option<Arc<dyn Approver>>,
 }
 
 /// How to steer the model toward `resolve` while something is pending.
@@ -65,6 +70,9 @@ pub struct Session {
     /// The registry's approval settings, or this session's own approver
     /// ([`with_approver`](Self::with_approver)).
     approval: Option<Arc<ApprovalConfig>>,
+    /// The handle naming this stack, when the transport names stacks by handle.
+    handle: Option<Arc<str>>,
+    resources: Arc<Resources>,
 }
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
@@ -91,12 +99,56 @@ impl Session {
             });
         }
         Session {
+            resources: Arc::new(Resources::new(&id)),
             id,
             approval: registry.approval.clone(),
             registry,
             store: Arc::new(store),
             reminders: Arc::default(),
+            handle: None,
         }
+    }
+
+    /// This session, its pending stack named by `handle`: for a transport that keeps no
+    /// session between calls (MCP protocol 2026-07-28 over HTTP), where the model passes the
+    /// handle back as an argument. `resolve` then accepts only this handle in its `handle`
+    /// argument (a session without one refuses any), and the session's resources are named
+    /// under it. Give it to a new session, before any call; the handle must be an
+    /// unguessable capability (xcsh's MCP server mints 160 random bits).
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use xcsh_core::{ErrorKind, Session};
+    /// let session = Session::builder().build().unwrap().with_handle("ph-0123abcd");
+    /// assert_eq!(session.handle(), Some("ph-0123abcd"));
+    /// let wrong = session
+    ///     .call("resolve", serde_json::json!({"action": "apply", "reason": "r", "handle": "ph-other"}))
+    ///     .await;
+    /// assert_eq!(wrong.error_kind(), Some(&ErrorKind::UnknownHandle));
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn with_handle(mut self, handle: impl Into<String>) -> Self {
+        let handle: Arc<str> = Arc::from(handle.into());
+        self.resources = Arc::new(Resources::new(&handle));
+        self.handle = Some(handle);
+        self
+    }
+
+    /// The handle naming this session's stack, if it has one ([`with_handle`](Self::with_handle)).
+    pub fn handle(&self) -> Option<&str> {
+        self.handle.as_deref()
+    }
+
+    /// Reads a resource a tool of this session published (a link in its result; see
+    /// [`Resource`](crate::Resource)), or one of its parts.
+    pub fn read_resource(&self, uri: &str) -> Result<ResourceContents, ResourceError> {
+        self.resources.read(uri, &self.store)
+    }
+
+    /// The resources this session serves now, oldest first.
+    pub fn resources(&self) -> Vec<ResourceInfo> {
+        self.resources.list(&self.store)
     }
 
     /// This session with its own [`Approver`] (sharing its pending stack and reminders):
@@ -312,7 +364,15 @@ impl Session {
             pending: Some(Arc::clone(&self.store)),
             reminders: Arc::clone(&self.reminders),
             extensions: Arc::clone(&self.registry.extensions),
-            approval: self.approval.clone(),
+            approval: match options.approver {
+                Some(approver) => Some(Arc::new(ApprovalConfig {
+                    policy: self.approval_policy(),
+                    approver: Some(approver),
+                })),
+                None => self.approval.clone(),
+            },
+            handle: self.handle.clone(),
+            resources: Some(Arc::clone(&self.resources)),
         };
 
         let span = tracing::debug_span!("tool_call", tool = name);

@@ -140,6 +140,13 @@ pub trait Tool: Send + Sync + 'static {
         ToolAnnotations::new()
     }
 
+    /// The JSON Schema of the tool's structured output (MCP `outputSchema`), when it
+    /// declares one: then every successful result carries
+    /// [`structured`](AgentToolResult::structured) valid against it. Return a cached value.
+    fn output_schema(&self) -> Option<&Arc<JsonObject>> {
+        None
+    }
+
     /// Whether the tool may push pending actions. A session that registers such a tool
     /// offers `resolve` to the model.
     fn pushes_pending_actions(&self) -> bool {
@@ -175,6 +182,9 @@ impl<T: Tool + ?Sized> Tool for Arc<T> {
     }
     fn annotations(&self) -> ToolAnnotations {
         (**self).annotations()
+    }
+    fn output_schema(&self) -> Option<&Arc<JsonObject>> {
+        (**self).output_schema()
     }
     fn pushes_pending_actions(&self) -> bool {
         (**self).pushes_pending_actions()
@@ -244,6 +254,13 @@ pub trait CustomTool: DeserializeOwned + JsonSchema + Send + Sized + 'static {
         cached_schema_for::<Self>()
     }
 
+    /// The schema of the structured output, when the tool declares one
+    /// (`#[custom_tool(output = T)]` writes `Some(cached_schema_for::<T>())`). Successful
+    /// results then carry it ([`AgentToolResult::with_output`]).
+    fn output_schema() -> Option<Arc<JsonObject>> {
+        None
+    }
+
     /// Runs the tool with decoded parameters.
     fn execute(
         self,
@@ -255,6 +272,7 @@ pub trait CustomTool: DeserializeOwned + JsonSchema + Send + Sized + 'static {
 /// (errors name the JSON path and the expected type) and calls `execute`.
 pub struct CustomToolAdapter<T> {
     parameters: Arc<JsonObject>,
+    output: Option<Arc<JsonObject>>,
     marker: PhantomData<fn() -> T>,
 }
 
@@ -263,6 +281,7 @@ impl<T: CustomTool> CustomToolAdapter<T> {
     pub fn new() -> Self {
         CustomToolAdapter {
             parameters: T::parameters(),
+            output: T::output_schema(),
             marker: PhantomData,
         }
     }
@@ -356,6 +375,9 @@ impl<T: CustomTool> Tool for CustomToolAdapter<T> {
     }
     fn annotations(&self) -> ToolAnnotations {
         T::ANNOTATIONS
+    }
+    fn output_schema(&self) -> Option<&Arc<JsonObject>> {
+        self.output.as_ref()
     }
     fn pushes_pending_actions(&self) -> bool {
         T::PUSHES_PENDING_ACTIONS

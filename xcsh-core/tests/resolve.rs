@@ -336,7 +336,8 @@ async fn resolve_arguments_are_strict() {
             "type": "object",
             "properties": {
                 "action": {"type": "string", "enum": ["apply", "discard"], "description": "\"apply\" performs the previewed change; \"discard\" drops it"},
-                "reason": {"type": "string", "description": "Why you're applying or discarding"}
+                "reason": {"type": "string", "description": "Why you're applying or discarding"},
+                "handle": {"type": "string", "description": "The pending-action handle a preview's result gave, when it gave one; omit it otherwise"}
             },
             "required": ["action", "reason"],
             "additionalProperties": false

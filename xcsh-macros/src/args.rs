@@ -26,6 +26,8 @@ pub(crate) enum Kind {
     FlagOrIdent,
     /// `key = "format {field}"`, optionally followed by format arguments.
     Format,
+    /// `key = SomeType`.
+    Type,
 }
 
 /// One key a macro accepts, with an example of its use for error messages.
@@ -42,6 +44,7 @@ pub(crate) enum Value {
     Ident(Ident),
     Path(Path),
     Format(LitStr, Vec<FormatArg>),
+    Type(Box<syn::Type>),
 }
 
 /// An extra argument after a format string: `self.files.len()`, `.files.len()` (shorthand
@@ -193,6 +196,7 @@ fn expected(spec: &KeySpec, key: &Ident, found: Option<&TokenStream>) -> syn::Er
         Kind::StrOrPath => "expects a string literal or a path",
         Kind::FlagOrIdent => "is a flag or names a method",
         Kind::Format => "expects a format string",
+        Kind::Type => "expects a type",
     };
     let message = format!("`{}` {what}: {}", spec.name, spec.example);
     match found {
@@ -230,6 +234,13 @@ fn parse_value(spec: &KeySpec, key: &Ident, tokens: Option<TokenStream>) -> syn:
         Kind::Format => syn::parse2::<LitStr>(tokens.clone())
             .map(|lit| Value::Format(lit, Vec::new()))
             .map_err(fail),
+        // A string is a common slip (`output = "Summary"`): refused, not read as a type.
+        Kind::Type => match syn::parse2::<LitStr>(tokens.clone()) {
+            Ok(_) => Err(expected(spec, key, Some(&tokens))),
+            Err(_) => syn::parse2::<syn::Type>(tokens.clone())
+                .map(|ty| Value::Type(Box::new(ty)))
+                .map_err(fail),
+        },
     }
 }
 
@@ -293,6 +304,13 @@ impl Args {
     pub(crate) fn str(&self, name: &str) -> Option<&LitStr> {
         match &self.get(name)?.value {
             Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn ty(&self, name: &str) -> Option<&syn::Type> {
+        match &self.get(name)?.value {
+            Value::Type(ty) => Some(ty),
             _ => None,
         }
     }

@@ -10,12 +10,16 @@ use xcsh_macros::{custom_tool, pending, tool_param};
 use crate::changeset::{ApplyError, ChangeSet};
 use crate::config::AstToolsConfig;
 use crate::engine::{self, EditPlan, EditRequest, Op, Within, preview, search_then_near_misses};
+use crate::output::{ChangeOutput, ChangeTotals, preview_resource, published};
 use crate::run::{
     first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };
 
 /// The tool's name.
 pub const AST_EDIT: &str = <AstEdit as CustomTool>::NAME;
+
+/// Files the preview's text lists one by one; the resource has them all.
+const LISTED_FILES: usize = 200;
 
 /// Characters of before/after text per replacement in the details.
 const DETAIL_TEXT_CHARS: usize = 200;
@@ -74,6 +78,7 @@ applied as `ast-grep scan --update-all` applies it.",
     idempotent,
     open_world = false,
     pending,
+    output = ChangeOutput,
     // Built in: added by `builtin_suite()` (or by hand), never by `registered()`.
     register = false
 )]
@@ -160,9 +165,10 @@ impl AstEdit {
                 no_match_note(&patterns, lang),
                 crate::render_near_misses(&misses, &fields),
             ];
-            for note in notes.into_iter().flatten() {
+            let notes: Vec<String> = notes.into_iter().flatten().collect();
+            for note in &notes {
                 text.push_str("\n\n");
-                text.push_str(&note);
+                text.push_str(note);
             }
             if let Some(map) = details.as_object_mut() {
                 map.insert(
@@ -170,13 +176,22 @@ impl AstEdit {
                     serde_json::to_value(&misses).unwrap_or_default(),
                 );
             }
-            return Ok(AgentToolResult::text(text).with_details(details));
+            let mut all_notes = preview_notes(&plan);
+            all_notes.extend(notes);
+            let output = ChangeOutput::nothing("No replacements made: nothing matched.", all_notes)
+                .with_totals(totals_of(&plan.totals));
+            return Ok(AgentToolResult::text(text)
+                .with_details(details)
+                .with_output(&output));
         }
 
         let (replacements, files) = (plan.totals.replacements, plan.files.len());
+        let totals = totals_of(&plan.totals);
+        let notes = preview_notes(&plan);
+        let per_file: Vec<usize> = plan.files.iter().map(|f| f.replacements.len()).collect();
         // The change set takes each file's edits (not its contents): apply splices them into
         // the file as it reads it then, refusing it if it is no longer what was previewed.
-        let mut changes = ChangeSet::new(ws);
+        let mut changes = ChangeSet::new(ws).with_undo(config.undo_limits());
         for file in plan.files {
             changes
                 .modify_splicing(&file.path, file.fingerprint, file.splices())
@@ -187,11 +202,41 @@ impl AstEdit {
         let action = AstEditAction {
             replacements,
             files,
-            changes,
+            changes: changes.clone(),
             details: details.clone(),
         };
-        ctx.push_pending_action(action)?;
-        Ok(AgentToolResult::text(text).with_details(details))
+        let id = ctx.push_pending_action(action)?;
+        let what = summary(replacements, files);
+        let mut result = AgentToolResult::text(text).with_details(details);
+        let link = published(
+            ctx,
+            preview_resource("AST Edit preview", changes.clone(), id),
+        );
+        let output = ChangeOutput::preview(
+            format!("AST Edit: {what}"),
+            id,
+            &changes,
+            Some(&per_file),
+            link.as_ref().map(|(uri, _)| uri.as_str()),
+            notes,
+        )
+        .with_totals(totals);
+        if let Some((_, link)) = link {
+            result.content.push(link);
+        }
+        Ok(result.with_output(&output))
+    }
+}
+
+/// The structured output's counts of a plan.
+fn totals_of(totals: &engine::EditTotals) -> ChangeTotals {
+    ChangeTotals {
+        files_changed: totals.files_changed,
+        replacements: Some(totals.replacements),
+        replacements_found: Some(totals.replacements_found),
+        identical: Some(totals.identical),
+        files_scanned: Some(totals.files_scanned),
+        files_parsed: Some(totals.files_parsed),
     }
 }
 
@@ -223,12 +268,19 @@ pub fn render_preview(plan: &EditPlan, max_diff_chars: usize) -> String {
             plural(totals.files_scanned, "file"),
             totals.files_parsed
         );
-        for file in &plan.files {
+        for file in plan.files.iter().take(LISTED_FILES) {
             let _ = writeln!(
                 out,
                 "{}: {}",
                 file.display,
                 plural(file.replacements.len(), "replacement")
+            );
+        }
+        if plan.files.len() > LISTED_FILES {
+            let _ = writeln!(
+                out,
+                "… and {} more (the preview resource linked below lists every file).",
+                plural(plan.files.len() - LISTED_FILES, "file")
             );
         }
         out.push('\n');
@@ -238,7 +290,7 @@ pub fn render_preview(plan: &EditPlan, max_diff_chars: usize) -> String {
             if shown + diff.len() > max_diff_chars && index > 0 {
                 let _ = writeln!(
                     out,
-                    "… diffs of {} more omitted to keep this preview short; they will be applied too (see the details for every replacement).",
+                    "… diffs of {} more omitted to keep this preview short; they will be applied too (the preview resource linked below holds every diff).",
                     plural(plan.files.len() - index, "file")
                 );
                 break;

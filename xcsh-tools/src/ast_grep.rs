@@ -8,6 +8,9 @@ use xcsh_macros::custom_tool;
 
 use crate::config::AstToolsConfig;
 use crate::engine::{self, NearMiss, SearchRequest, SearchResult, Within, search_then_near_misses};
+use crate::output::{
+    CaptureSummary, MatchSummary, SearchOutput, SearchTotals, bounded_notes, shorten,
+};
 use crate::run::{
     first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };
@@ -53,6 +56,7 @@ e.g. rule=\"rule:\\n  pattern: $X.unwrap()\\n  inside:\\n    kind: closure_expre
     destructive = false,
     idempotent,
     open_world = false,
+    output = SearchOutput,
     // Built in: added by `builtin_suite()` (or by hand), never by `registered()`.
     register = false
 )]
@@ -122,6 +126,27 @@ impl AstGrep {
         })
         .await?
         .map_err(ToolError::from_display)?;
+        let shown: Vec<MatchSummary> = result
+            .matches
+            .iter()
+            .map(|m| MatchSummary {
+                file: m.file.clone(),
+                line: m.line,
+                column: m.column,
+                end_line: m.end_line,
+                end_column: m.end_column,
+                text: shorten(m.text.lines().next().unwrap_or_default(), MATCH_TEXT_CHARS),
+                captures: m
+                    .captures
+                    .iter()
+                    .take(8)
+                    .map(|c| CaptureSummary {
+                        name: c.name.clone(),
+                        text: shorten(&c.text, MATCH_TEXT_CHARS / 2),
+                    })
+                    .collect(),
+            })
+            .collect();
         let details = json!({
             "matches": result.matches,
             "totals": result.totals,
@@ -131,17 +156,63 @@ impl AstGrep {
             "nearMisses": misses,
         });
         let mut text = render_matches(&result);
+        let mut notes = result.warnings.clone();
+        if !result.parse_errors.is_empty() {
+            notes.push(format!(
+                "{} had syntax errors; matches in their valid parts are included: {}.",
+                plural(result.parse_errors.len(), "file"),
+                first_of(&result.parse_errors)
+            ));
+        }
         if result.matches.is_empty() {
-            let notes = [
+            let more = [
                 no_match_note(&patterns, lang),
                 render_near_misses(&misses, &["pat".to_owned()]),
             ];
-            for note in notes.into_iter().flatten() {
+            for note in more.into_iter().flatten() {
                 text.push_str("\n\n");
                 text.push_str(&note);
+                notes.push(note);
             }
         }
-        Ok(AgentToolResult::text(text).with_details(details))
+        let totals = result.totals;
+        let output = SearchOutput {
+            totals: SearchTotals {
+                files_scanned: totals.files_scanned,
+                files_parsed: totals.files_parsed,
+                files_matched: totals.files_matched,
+                matches: totals.matches,
+                matches_found: totals.matches_found,
+            },
+            limit_reached: result.limit.is_some(),
+            matches: Vec::new(),
+            matches_omitted: 0,
+            all: None,
+            notes: bounded_notes(notes),
+        }
+        .fit(shown);
+        let mut result = AgentToolResult::text(text);
+        let output = if output.matches_omitted > 0 {
+            // The whole list, with captures, for a client that wants it.
+            let all = serde_json::to_string(&details["matches"]).unwrap_or_default();
+            let resource = xcsh_core::Resource::text("ast_grep matches", "application/json", all)
+                .with_description(
+                    "Every match of this search, with its range and captures, as JSON.",
+                );
+            match crate::output::published(ctx, resource) {
+                Some((uri, link)) => {
+                    result.content.push(link);
+                    SearchOutput {
+                        all: Some(uri),
+                        ..output
+                    }
+                }
+                None => output,
+            }
+        } else {
+            output
+        };
+        Ok(result.with_details(details).with_output(&output))
     }
 }
 

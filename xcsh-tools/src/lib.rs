@@ -6,6 +6,7 @@ mod builtin;
 pub mod changeset;
 mod config;
 pub mod engine;
+mod output;
 mod run;
 mod undo;
 pub mod workspace;
@@ -14,6 +15,10 @@ pub use ast_edit::{AST_EDIT, AstEdit, AstEditOp, preview_notes, render_preview, 
 pub use ast_grep::{AST_GREP, AstGrep, render_matches, render_near_misses};
 pub use builtin::builtin_suite;
 pub use config::AstToolsConfig;
+pub use output::{
+    CaptureSummary, ChangeOutput, ChangeStatus, ChangeTotals, FileChange, MAX_OUTPUT_BYTES,
+    MatchSummary, SearchOutput, SearchTotals, preview_resource,
+};
 pub use undo::{UNDO, UndoLast};
 
 pub use changeset::{ApplyError, ApplyReport, ChangeSet, ChangeSetError, Fingerprint};

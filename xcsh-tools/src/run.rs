@@ -14,17 +14,10 @@ const PROGRESS_EVERY: usize = 256;
 
 /// The workspace of a call, or an error the model can act on.
 pub(crate) fn workspace(ctx: &ToolContext) -> Result<Workspace, ToolError> {
-    let undo = crate::config::AstToolsConfig::of(ctx).undo_limits();
-    Workspace::new(ctx.workspace_root())
-        .map(|ws| ws.with_undo(undo))
-        .map_err(|e| match e {
-        // It says what is wrong with the journal and what to do.
-        e @ crate::workspace::WorkspaceError::InterruptedApply { .. } => {
-            ToolError::new(e.to_string())
-        }
-        e => ToolError::new(format!(
+    Workspace::new(ctx.workspace_root()).map_err(|e| {
+        ToolError::new(format!(
             "the workspace root is not usable: {e}; start the session with an existing directory as its root"
-        )),
+        ))
     })
 }
 

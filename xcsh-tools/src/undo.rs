@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 use xcsh_core::{AgentToolResult, CustomTool, ErrorKind, ToolContext, ToolError};
 use xcsh_macros::{custom_tool, pending};
 
+use crate::output::{ChangeOutput, preview_resource};
+
 use crate::changeset::{ApplyError, Undo, UndoError};
 use crate::config::AstToolsConfig;
 use crate::run::workspace;
@@ -56,6 +58,7 @@ Call it again after applying to revert the change before. Takes no parameters.",
     idempotent,
     open_world = false,
     pending,
+    output = crate::output::ChangeOutput,
     // Built in: added by `builtin_suite()` (or by hand), never by `registered()`.
     register = false
 )]
@@ -69,19 +72,40 @@ impl UndoLast {
     async fn execute(self, ctx: &ToolContext) -> Result<AgentToolResult, ToolError> {
         let config = AstToolsConfig::of(ctx);
         let ws = workspace(ctx)?;
-        let keep = config.undo_limits().keep();
-        let undo = tokio::task::spawn_blocking(move || Undo::last(&ws))
-            .await
-            .map_err(|join| ToolError::new(format!("the undo did not complete: {join}")))?
-            .map_err(undo_error)?;
+        let limits = config.undo_limits();
+        let keep = limits.keep();
+        let undo = tokio::task::spawn_blocking(move || {
+            Undo::last(&ws).map(|u| u.map(|u| u.with_undo(limits)))
+        })
+        .await
+        .map_err(|join| ToolError::new(format!("the undo did not complete: {join}")))?
+        .map_err(undo_error)?;
         let Some(undo) = undo else {
-            return Ok(AgentToolResult::text(format!(
+            let text = format!(
                 "Nothing to undo: no applied change is kept in this workspace (the last {keep} applied changes are kept; an undo removes the one it reverts)."
-            )));
+            );
+            let output = ChangeOutput::nothing(text.clone(), Vec::new());
+            return Ok(AgentToolResult::text(text).with_output(&output));
         };
         let text = render(&undo, config.max_preview_chars());
-        ctx.push_pending_action(UndoAction { undo })?;
-        Ok(AgentToolResult::text(text))
+        let changes = undo.change_set().clone();
+        let what = format!("Undo: revert {}", undo.entry());
+        let id = ctx.push_pending_action(UndoAction { undo })?;
+        let mut result = AgentToolResult::text(text);
+        let link =
+            crate::output::published(ctx, preview_resource("Undo preview", changes.clone(), id));
+        let output = ChangeOutput::preview(
+            what,
+            id,
+            &changes,
+            None,
+            link.as_ref().map(|(uri, _)| uri.as_str()),
+            Vec::new(),
+        );
+        if let Some((_, link)) = link {
+            result.content.push(link);
+        }
+        Ok(result.with_output(&output))
     }
 }
 

@@ -5,7 +5,6 @@
 //! and refuses any path whose final location is outside the root. Nothing outside the root is
 //! ever read or written by the built-in tools.
 
-use crate::changeset::UndoLimits;
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -42,7 +41,6 @@ const MAX_SYMLINK_HOPS: usize = 40;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Workspace {
     root: Arc<Path>,
-    undo: UndoLimits,
 }
 
 /// Why a directory cannot be used as a workspace root.
@@ -66,12 +64,6 @@ pub enum WorkspaceError {
     NotADirectory {
         /// The root as given.
         path: PathBuf,
-    },
-    /// An apply in this root was interrupted by a crash and could not be recovered.
-    #[error("{source}")]
-    InterruptedApply {
-        /// Why recovery failed.
-        source: crate::changeset::RecoveryError,
     },
     /// The root could not be inspected.
     #[error(
@@ -191,7 +183,9 @@ struct Walked {
 
 impl Workspace {
     /// Opens `root` as a workspace: it must exist and be a directory; it is canonicalised
-    /// (symbolic links and `..` resolved) once, here.
+    /// (symbolic links and `..` resolved) once, here. It only reads: an apply a crash
+    /// interrupted in this root is finished or undone by the next apply (or by
+    /// [`recover`](crate::changeset::recover), `xcsh recover`), not by opening it.
     ///
     /// ```
     /// use xcsh_tools::workspace::Workspace;
@@ -225,46 +219,9 @@ impl Workspace {
                 path: given.to_path_buf(),
             });
         }
-        // An apply a crash interrupted here is finished or undone before anything reads the
-        // tree. One stat when there is none; skipped while an apply is running (in this
-        // process or another), which recovers the root first itself.
-        if crate::changeset::apply_recover::has_state(&canonical) {
-            match crate::changeset::apply_recover::recover_unless_busy(&canonical) {
-                None | Some(Ok(_) | Err(crate::changeset::RecoveryError::Busy { .. })) => {}
-                Some(Err(source)) => return Err(WorkspaceError::InterruptedApply { source }),
-            }
-        }
         Ok(Self {
             root: Arc::from(canonical),
-            undo: UndoLimits::default(),
         })
-    }
-
-    /// Sets how many applies in this workspace keep their inverse for
-    /// [`Undo`](crate::changeset::Undo) (default: [`UndoLimits::default`]).
-    ///
-    /// ```
-    /// use xcsh_tools::changeset::{ChangeSet, Undo, UndoLimits};
-    /// use xcsh_tools::workspace::Workspace;
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let ws = Workspace::new(dir.path())?.with_undo(UndoLimits::off());
-    /// let mut cs = ChangeSet::new(ws.clone());
-    /// cs.create("a.txt", "a")?;
-    /// let report = cs.apply()?;
-    /// assert_eq!(report.undo, None);
-    /// assert!(Undo::last(&ws)?.is_none());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[must_use]
-    pub fn with_undo(mut self, limits: UndoLimits) -> Self {
-        self.undo = limits;
-        self
-    }
-
-    /// How many applies keep their inverse.
-    pub fn undo_limits(&self) -> UndoLimits {
-        self.undo
     }
 
     /// The canonical root.

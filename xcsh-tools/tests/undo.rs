@@ -228,9 +228,9 @@ fn a_file_changed_between_the_undo_preview_and_its_apply_is_refused() {
 #[test]
 fn records_are_bounded_by_count_and_by_bytes() {
     let (dir, ws) = fixture();
-    let ws = ws.with_undo(UndoLimits::new(2, 1 << 20));
+    let limits = UndoLimits::new(2, 1 << 20);
     for i in 0..4 {
-        let mut cs = ChangeSet::new(ws.clone());
+        let mut cs = ChangeSet::new(ws.clone()).with_undo(limits);
         cs.modify("src/b.rs", format!("v{i}\n")).expect("stage");
         assert_eq!(cs.apply().expect("apply").undo, Some(i + 1));
     }
@@ -244,8 +244,7 @@ fn records_are_bounded_by_count_and_by_bytes() {
     // Originals over the size cap: this apply keeps no record, and says why.
     let big = "x".repeat(4096);
     fs::write(dir.path().join("big.txt"), &big).expect("write");
-    let small = ws.clone().with_undo(UndoLimits::new(10, 1000));
-    let mut cs = ChangeSet::new(small.clone());
+    let mut cs = ChangeSet::new(ws.clone()).with_undo(UndoLimits::new(10, 1000));
     cs.modify("big.txt", "small\n").expect("stage");
     let report = cs.apply().expect("apply");
     assert_eq!(report.undo, None);
@@ -255,7 +254,7 @@ fn records_are_bounded_by_count_and_by_bytes() {
     );
 
     // Turned off: nothing kept, nothing dropped.
-    let mut cs = ChangeSet::new(ws.clone().with_undo(UndoLimits::off()));
+    let mut cs = ChangeSet::new(ws.clone()).with_undo(UndoLimits::off());
     cs.modify("src/b.rs", "off\n").expect("stage");
     let report = cs.apply().expect("apply");
     assert_eq!(report.undo, None);

@@ -191,6 +191,12 @@ pub(crate) async fn approval_gate(
             note.answer = Some("unavailable");
             nobody(&why, note)
         }
+        ApprovalAnswer::Deferred => {
+            note.answer = Some("asked");
+            Gate::Hold(
+                "a person has been asked to approve it; their answer comes with the client's retry of this call. Nothing was written yet.".into(),
+            )
+        }
         ApprovalAnswer::Cancel => {
             note.answer = Some("cancel");
             Gate::Hold(

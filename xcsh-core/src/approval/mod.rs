@@ -219,6 +219,10 @@ pub enum ApprovalAnswer {
         /// Why, completing "there is no one to ask: …".
         why: String,
     },
+    /// The question went out by another way and its answer will come with a later call
+    /// (an MCP client's input-required round, where the client asks the person and retries
+    /// `resolve` with the answer): nothing is written now and the action stays pending.
+    Deferred,
 }
 
 impl ApprovalAnswer {

@@ -50,6 +50,11 @@ pub(crate) const KEYS: &[KeySpec] = &[
         example: "write `pending` when the tool pushes pending actions",
     },
     KeySpec {
+        name: "output",
+        kind: Kind::Type,
+        example: "`output = EditSummary` (a `Serialize + JsonSchema` type, e.g. marked `#[tool_param(serialize)]`: the tool's structured output, MCP `outputSchema`)",
+    },
+    KeySpec {
         name: "register",
         kind: Kind::Flag,
         example: "write `register = false` to leave the tool out of `Session::builder().registered()`",
@@ -78,6 +83,8 @@ pub(crate) struct Attr {
     pub(crate) annotations: Vec<(&'static str, bool, Span)>,
     pub(crate) pending: bool,
     pub(crate) register: bool,
+    /// `output = T`: the type of the structured output.
+    pub(crate) output: Option<syn::Type>,
     /// `struct_name = Ident`, with its key (to point at when given on a struct).
     pub(crate) struct_name: Option<(Ident, Ident)>,
     /// An unknown key was reported as a misspelt `description`, so a missing description
@@ -109,6 +116,7 @@ pub(crate) fn parse(
         annotations,
         pending: flag("pending").is_some_and(|(v, _)| v),
         register: flag("register").is_none_or(|(v, _)| v),
+        output: args.ty("output").cloned(),
         struct_name,
         description_misspelled: args.misspelled("description"),
         paths: Paths::from_args(&args, default_paths, errors),

@@ -168,6 +168,16 @@ fn custom_tool_impl(
             const PUSHES_PENDING_ACTIONS: bool = true;
         )
     });
+    // Spanned at the type, so an output type that is not `Serialize + JsonSchema` is reported
+    // there.
+    let output = tool.output.as_ref().map(|ty| {
+        let at = paths.support_at(ty.span());
+        quote_spanned! {ty.span()=>
+            fn output_schema() -> ::core::option::Option<::std::sync::Arc<#support::JsonObject>> {
+                ::core::option::Option::Some(#at::output_schema_of::<#ty>())
+            }
+        }
+    });
     let registration = tool.register.then(|| {
         let inventory = &paths.inventory;
         quote! {
@@ -194,6 +204,7 @@ fn custom_tool_impl(
                 const DESCRIPTION: &'static str = #description;
                 #annotations
                 #pending
+                #output
 
                 fn execute(
                     self,

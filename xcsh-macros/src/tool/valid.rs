@@ -28,6 +28,8 @@ pub(crate) struct Tool {
     pub(crate) annotations: Vec<(&'static str, bool)>,
     pub(crate) pending: bool,
     pub(crate) register: bool,
+    /// The structured output's type, when declared.
+    pub(crate) output: Option<syn::Type>,
     /// Derives the user wrote, left out of the macro's own.
     pub(crate) manual: ManualDerives,
 }
@@ -85,6 +87,7 @@ pub(crate) fn check(input: &Input, attr: &Attr, errors: &mut Errors) -> Tool {
         annotations: attr.annotations.iter().map(|(k, v, _)| (*k, *v)).collect(),
         pending: attr.pending,
         register: attr.register,
+        output: attr.output.clone(),
         manual,
     }
 }

@@ -100,6 +100,84 @@ impl ChangeSet {
         out
     }
 
+    /// The root-relative paths the change set leaves holding new content (modified and
+    /// created files, rename targets), in order: what [`contents_after`](Self::contents_after)
+    /// answers for.
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "a")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify("a.txt", "b")?;
+    /// cs.create("new/c.txt", "c")?;
+    /// assert_eq!(cs.written_files(), ["a.txt", "new/c.txt"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn written_files(&self) -> Vec<String> {
+        self.ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::Modify { file, .. } => Some(self.ws.display(&file.entry.target)),
+                Op::Create { file, .. } => Some(self.ws.display(&file.entry.named)),
+                Op::Rename { to, .. } => Some(self.ws.display(&to.entry.named)),
+                Op::Delete { .. } => None,
+            })
+            .collect()
+    }
+
+    /// The exact bytes [`apply`](Self::apply) would leave at `path` (root-relative, as
+    /// [`written_files`](Self::written_files) names it), made now from the files as they are:
+    /// `Ok(None)` when the change set writes nothing there, an error (in words for a model)
+    /// when a file it reads is no longer what was recorded, which apply would refuse too.
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "one\n")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify("a.txt", "two\n")?;
+    /// assert_eq!(cs.contents_after("a.txt")?, Some(b"two\n".to_vec()));
+    /// assert_eq!(cs.contents_after("b.txt")?, None);
+    /// cs.apply()?;
+    /// assert_eq!(std::fs::read(dir.path().join("a.txt"))?, b"two\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn contents_after(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+        let current = |shown: &str, at: &Path, expect: Fingerprint| {
+            let (bytes, _) = crate::workspace::read_no_follow(at, None)
+                .map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
+            if Fingerprint::of(&bytes) != expect {
+                return Err(format!(
+                    "`{shown}` changed on disk since the preview; apply will refuse it: preview again"
+                ));
+            }
+            Ok(bytes)
+        };
+        for op in &self.ops {
+            match op {
+                Op::Modify { file, content } if self.ws.display(&file.entry.target) == path => {
+                    return match content {
+                        NewContent::Bytes(new) => Ok(Some(new.to_vec())),
+                        NewContent::Splices(splices) => {
+                            let old = current(path, &file.entry.target, file.expect)?;
+                            splices.apply(&old).map(Some)
+                        }
+                    };
+                }
+                Op::Create { file, content, .. } if self.ws.display(&file.entry.named) == path => {
+                    return Ok(Some(content.to_vec()));
+                }
+                Op::Rename { from, to } if self.ws.display(&to.entry.named) == path => {
+                    let shown = self.ws.display(&from.entry.named);
+                    return current(&shown, &from.entry.target, from.expect).map(Some);
+                }
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
     /// Reads a file's current content for the diff, and whether it is still what was
     /// recorded, noting in `out` when it is unreadable or no longer what was recorded.
     fn read_original(

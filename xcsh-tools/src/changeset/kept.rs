@@ -169,7 +169,7 @@ impl Serialize for ChangeSet {
                 },
             })
             .collect();
-        let undo = self.ws.undo_limits();
+        let undo = self.undo_limits();
         Kept {
             root: enc(Path::new(""), root),
             undo: (undo.keep(), undo.max_bytes()),
@@ -185,9 +185,8 @@ impl<'de> Deserialize<'de> for ChangeSet {
         let root = absolute(&kept.root)
             .ok_or_else(|| D::Error::custom("its workspace root is not an absolute path"))?;
         let ws = Workspace::new(&root)
-            .map_err(|e| D::Error::custom(format!("its workspace cannot be opened: {e}")))?
-            .with_undo(UndoLimits::new(kept.undo.0, kept.undo.1));
-        let mut cs = ChangeSet::new(ws);
+            .map_err(|e| D::Error::custom(format!("its workspace cannot be opened: {e}")))?;
+        let mut cs = ChangeSet::new(ws).with_undo(UndoLimits::new(kept.undo.0, kept.undo.1));
         for op in kept.ops {
             let op = cs.op_from(op).map_err(D::Error::custom)?;
             cs.push(op).map_err(|e| D::Error::custom(e.to_string()))?;

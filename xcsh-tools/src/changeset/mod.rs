@@ -27,8 +27,8 @@
 //! * **Crash-atomic, with recovery.** The apply is journalled in `<root>/.xcsh/apply.journal`;
 //!   once its commit record is durable, [`recover`] finishes it, before that it undoes it.
 //!   After recovery *every* file of the apply is old or *every* file is new, and nothing of
-//!   the apply is left. Recovery runs by itself at the start of every apply and in
-//!   [`Workspace::new`], and as `xcsh recover`. A lock (`<root>/.xcsh/apply.lock`) lets one
+//!   the apply is left. Recovery runs by itself at the start of every apply, and as
+//!   `xcsh recover` ([`Workspace::new`] only reads). A lock (`<root>/.xcsh/apply.lock`) lets one
 //!   apply run per root at a time, across processes; another gets [`ApplyError::Busy`]
 //!   naming the holder. The design and why every crash point recovers: docs/RELIABILITY.md.
 //!
@@ -74,7 +74,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use apply::ApplyReport;
-pub(crate) use apply::recover as apply_recover;
 pub use apply::recover::{Recovered, RecoveryError, RecoveryReport, recover};
 pub use error::{ApplyError, Attention, ChangeSetError, StaleFile, StaleReason};
 #[doc(hidden)]
@@ -121,6 +120,8 @@ pub struct ChangeSet {
     needed_dirs: HashMap<PathBuf, usize>,
     /// The undo record this change set reverts, when an [`Undo`] made it.
     undoes: Option<u64>,
+    /// How many applies keep their inverse, this one's included.
+    undo: UndoLimits,
 }
 
 /// New content, shared so that cloning a change set does not copy it.
@@ -210,7 +211,35 @@ impl ChangeSet {
             claimed: HashMap::new(),
             needed_dirs: HashMap::new(),
             undoes: None,
+            undo: UndoLimits::default(),
         }
+    }
+
+    /// Sets how many applies in the workspace keep their inverse for [`Undo`] (default:
+    /// [`UndoLimits::default`]); this apply's inverse is kept, or not, by them.
+    ///
+    /// ```
+    /// use xcsh_tools::changeset::{ChangeSet, Undo, UndoLimits};
+    /// use xcsh_tools::workspace::Workspace;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let ws = Workspace::new(dir.path())?;
+    /// let mut cs = ChangeSet::new(ws.clone()).with_undo(UndoLimits::off());
+    /// cs.create("a.txt", "a")?;
+    /// let report = cs.apply()?;
+    /// assert_eq!(report.undo, None);
+    /// assert!(Undo::last(&ws)?.is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_undo(mut self, limits: UndoLimits) -> Self {
+        self.undo = limits;
+        self
+    }
+
+    /// How many applies keep their inverse.
+    pub fn undo_limits(&self) -> UndoLimits {
+        self.undo
     }
 
     /// The workspace this change set works in.

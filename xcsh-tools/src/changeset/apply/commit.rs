@@ -226,7 +226,7 @@ impl Run<'_> {
                 root,
                 &self.journal(State::Committed),
                 Some(self.effect.clone()),
-                self.cs.ws.undo_limits(),
+                self.cs.undo_limits(),
             ) {
                 Ok(id) => report.undo = Some(id),
                 Err(why) => report.undo_not_kept = Some(why),

@@ -96,7 +96,7 @@ impl Run<'_> {
             undoes: self.cs.undoes,
             effect: (state == State::Committed).then(|| self.effect.clone()),
             undo_limits: (state == State::Committed).then(|| {
-                let limits = self.cs.ws.undo_limits();
+                let limits = self.cs.undo_limits();
                 (limits.keep(), limits.max_bytes())
             }),
         }

@@ -165,17 +165,6 @@ pub fn recover(root: impl AsRef<Path>) -> Result<RecoveryReport, RecoveryError> 
     recover_serialised(root)
 }
 
-/// [`recover`] unless an apply in this process works in `root` (`root` is canonical), which
-/// recovers the root first itself: what opening a workspace does, so that it never waits for
-/// an apply of its own root nor takes that apply's lock. An apply elsewhere is waited for.
-pub(crate) fn recover_unless_busy(root: &Path) -> Option<Result<RecoveryReport, RecoveryError>> {
-    if super::applying_in(root) {
-        return None;
-    }
-    let _one_at_a_time = super::lock_ignoring_poison(&super::APPLYING);
-    Some(recover_serialised(root))
-}
-
 fn recover_serialised(root: &Path) -> Result<RecoveryReport, RecoveryError> {
     let root = fs::canonicalize(root).map_err(|source| RecoveryError::Io {
         step: "open the workspace root".to_owned(),

@@ -388,6 +388,14 @@ impl Undo {
         &self.changes
     }
 
+    /// The revert keeping (or not) its own inverse by `limits` (see
+    /// [`ChangeSet::with_undo`]).
+    #[must_use]
+    pub fn with_undo(mut self, limits: UndoLimits) -> Self {
+        self.changes = self.changes.with_undo(limits);
+        self
+    }
+
     /// The revert as a unified diff.
     pub fn diff(&self) -> String {
         self.changes.diff()
