@@ -274,8 +274,7 @@ fn block(content: &Content) -> Option<ToolResultContent> {
             ImageMediaType::from_mime_type(mime_type),
             None,
         )),
-        // `Content` gains kinds (a link to a resource among them): each is shown as text.
-        #[allow(unreachable_patterns)]
+        // A resource link, and any kind `Content` gains: shown as text.
         other => Some(ToolResultContent::text(xcsh_core::turn::described(other))),
     }
 }

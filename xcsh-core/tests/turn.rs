@@ -583,6 +583,40 @@ async fn an_image_a_provider_does_not_take_is_described_in_text() {
 }
 
 #[tokio::test]
+async fn a_resource_link_reaches_each_provider_as_its_name_and_address() {
+    /// Links a large preview.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Big {}
+    impl CustomTool for Big {
+        const NAME: &'static str = "big";
+        const DESCRIPTION: &'static str = "Links a large preview.";
+        async fn execute(self, _ctx: &ToolContext) -> Result<AgentToolResult, ToolError> {
+            Ok(vec![
+                Content::text("Too large to show; read the link."),
+                Content::ResourceLink {
+                    uri: "xcsh://preview/1".into(),
+                    name: "preview-1.diff".into(),
+                    mime_type: Some("text/x-diff".into()),
+                    description: Some("the whole diff".into()),
+                },
+            ]
+            .into())
+        }
+    }
+    let session = Session::builder().custom::<Big>().build().unwrap();
+    let link = "Resource `preview-1.diff` (xcsh://preview/1): the whole diff";
+    for dialect in PROVIDERS {
+        let turn = turn(&session, dialect, &[("c", "big", json!({}))]).await;
+        let (answered, _) = answers(dialect, &turn.messages);
+        assert_eq!(
+            answered[0].1,
+            format!("Too large to show; read the link.\n{link}"),
+            "{dialect}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn strict_arguments_are_restored_before_decoding() {
     let session = session();
     // Strict mode makes the model send `null` for the omitted `limit` (a `u32` with a default).

@@ -107,8 +107,7 @@ fn blocks(dialect: Dialect, result: &AgentToolResult) -> Vec<Block<'_>> {
                     ))));
                 }
             }
-            // `Content` gains kinds (a link to a resource among them): each is shown as text.
-            #[allow(unreachable_patterns)]
+            // A resource link, and any kind `Content` gains: shown as text.
             other => out.push(Block::Text(Cow::Owned(described(other)))),
         }
     }
@@ -118,19 +117,20 @@ fn blocks(dialect: Dialect, result: &AgentToolResult) -> Vec<Block<'_>> {
     out
 }
 
-/// A block the providers have no shape for, as text: a resource link (`uri` and `name`) as
-/// its name and address, anything else as its JSON. Shared with the facade's rig adapter.
+/// A block the providers have no shape for, as text: a resource link as its name, address
+/// and description, any other kind as its JSON. Shared with the facade's rig adapter.
 pub fn described(content: &Content) -> String {
-    let value = serde_json::to_value(content).unwrap_or_default();
-    let field = |key: &str| value.get(key).and_then(Value::as_str);
-    match (field("uri"), field("name")) {
-        (Some(uri), Some(name)) => {
-            let about = field("description")
-                .map(|d| format!(": {d}"))
-                .unwrap_or_default();
-            format!("Resource `{name}` ({uri}){about}")
-        }
-        _ => value.to_string(),
+    match content {
+        Content::ResourceLink {
+            uri,
+            name,
+            description,
+            ..
+        } => match description {
+            Some(about) => format!("Resource `{name}` ({uri}): {about}"),
+            None => format!("Resource `{name}` ({uri})"),
+        },
+        other => serde_json::to_string(other).unwrap_or_default(),
     }
 }
 
