@@ -66,7 +66,8 @@ fn schema_of_the_example_is_exact() {
                     "items": {"type": "string"}
                 }
             },
-            "required": ["files"]
+            "required": ["files"],
+            "additionalProperties": false
         })
     );
     // Cached once per type.
@@ -578,4 +579,63 @@ async fn a_declared_output_type_gives_the_output_schema_and_the_structured_value
     assert_eq!(result.structured, Some(json!({"files": 3})));
     // A tool without `output` declares none.
     assert!(<BatchRenamePreview as CustomTool>::output_schema().is_none());
+}
+
+// ---------------------------------------------------------------------------------------
+// Arguments a tool does not know are refused by default, naming the field.
+
+/// Cleans a directory, after a preview.
+#[custom_tool(pending, register = false)]
+struct CleanDir {
+    /// The directory.
+    dir: String,
+}
+
+impl CleanDir {
+    async fn execute(self, ctx: &ToolContext) -> Result<String, ToolError> {
+        ctx.push_pending_action(xcsh::pending::PendingFn::new("Clean", |_| async {
+            Ok::<_, String>("cleaned")
+        }))?;
+        Ok(format!("Will clean {}.", self.dir))
+    }
+}
+
+/// Lists a directory, ignoring arguments it does not know.
+#[custom_tool(read_only, allow_unknown_fields, register = false)]
+struct LaxList {
+    /// The directory.
+    dir: String,
+}
+
+impl LaxList {
+    async fn execute(self, _ctx: &ToolContext) -> String {
+        format!("listed {}", self.dir)
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_argument_is_refused_naming_it_and_nothing_is_pushed() {
+    let session = Session::builder()
+        .custom::<CleanDir>()
+        .custom::<LaxList>()
+        .build()
+        .unwrap();
+    let result = session
+        .call("clean_dir", json!({"dir": "src", "limit": 3}))
+        .await;
+    assert!(result.is_error, "{}", result.text_content());
+    assert!(
+        result.text_content().contains("unknown field `limit`"),
+        "{}",
+        result.text_content()
+    );
+    assert!(session.pending().is_empty(), "a refused call pushed");
+    let schema = <CleanDir as CustomTool>::parameters();
+    assert_eq!(schema["additionalProperties"], json!(false), "{schema:?}");
+
+    // Opted out: ignored, as serde does by default.
+    let lax = session
+        .call("lax_list", json!({"dir": "src", "limit": 3}))
+        .await;
+    assert_eq!(lax.text_content(), "listed src");
 }

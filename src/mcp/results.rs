@@ -34,7 +34,7 @@ pub(crate) fn call_tool_result(
                 );
             }
             details.filter(|d| {
-                serde_json::to_vec(d).map_or(false, |bytes| bytes.len() <= MAX_FALLBACK_BYTES)
+                serde_json::to_vec(d).is_ok_and(|bytes| bytes.len() <= MAX_FALLBACK_BYTES)
             })
         }
         (false, _, details) => details,

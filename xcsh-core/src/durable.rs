@@ -14,21 +14,27 @@
 //! only: after a restart the model is told "`<label>` was lost when the server restarted;
 //! preview again" with the next result, never silently.
 //!
-//! Format: a first line `xcsh-pending-stack 1 <sha256 of the rest, hex>`, then JSON.
+//! Format: xcsh's state-file framing ([`Frame`](crate::framing::Frame)), a first line
+//! `xcsh-pending-stack 2 <xxh3-64 of the rest, hex>`, then JSON. (Version 1, before the
+//! framing was shared, had a SHA-256 checksum: such a file is refused, naming it.)
 
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+use crate::framing::Frame;
+use crate::pending::{PendingId, PendingSummary};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-use crate::pending::{PendingId, PendingSummary};
-
-const MAGIC: &str = "xcsh-pending-stack";
-const VERSION: u32 = 1;
+/// A durable stack's framing.
+const FRAME: Frame = Frame {
+    magic: "xcsh-pending-stack",
+    version: 2,
+    name: "pending stack",
+    other_version_hint: "; it was written by another version of xcsh: resolve its previews with that version, or move the file away",
+};
 
 /// What a durable action keeps: its kind (the name its [`DurableKind`] is registered under)
 /// and its state as JSON.
@@ -326,9 +332,7 @@ impl StackFile {
     fn write(&self, entries: &[(PendingId, Stored)]) -> Result<(), StateError> {
         // Borrowed, not cloned: a kept `ast_edit` holds every edit.
         let actions: Vec<&Stored> = entries.iter().map(|(_, s)| s).collect();
-        let body = serde_json::to_vec(&FileOut { actions }).unwrap_or_default();
-        let mut bytes = format!("{MAGIC} {VERSION} {}\n", hex(&Sha256::digest(&body))).into_bytes();
-        bytes.extend_from_slice(&body);
+        let bytes = FRAME.encode(&FileOut { actions });
         let new = self.path.with_extension("stack.new");
         let io = |step| {
             let path = self.path.clone();
@@ -350,10 +354,6 @@ impl StackFile {
         }
         Ok(())
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What an action is kept as.
@@ -383,36 +383,12 @@ pub(crate) fn read(path: &Path) -> Result<Vec<Stored>, StateError> {
             });
         }
     };
-    let corrupt = |problem: String| StateError::Corrupt {
-        path: path.to_path_buf(),
-        problem,
-    };
-    let Some(nl) = bytes.iter().position(|&b| b == b'\n') else {
-        return Err(corrupt(
-            "it is truncated or not an xcsh pending stack".to_owned(),
-        ));
-    };
-    let (head, body) = (&bytes[..nl], &bytes[nl + 1..]);
-    let head = std::str::from_utf8(head)
-        .map_err(|_| corrupt("it is not an xcsh pending stack".to_owned()))?;
-    let words: Vec<&str> = head.split(' ').collect();
-    match words.as_slice() {
-        [MAGIC, version, sum] => {
-            if *version != VERSION.to_string() {
-                return Err(corrupt(format!(
-                    "it has format version {version}, which this xcsh does not know (it knows {VERSION})"
-                )));
-            }
-            if *sum != hex(&Sha256::digest(body)) {
-                return Err(corrupt(
-                    "it is truncated or corrupt (its checksum does not match)".to_owned(),
-                ));
-            }
-        }
-        _ => return Err(corrupt("it is not an xcsh pending stack".to_owned())),
-    }
-    let file: File_ =
-        serde_json::from_slice(body).map_err(|e| corrupt(format!("it is corrupt ({e})")))?;
+    let file: File_ = FRAME
+        .decode(&bytes)
+        .map_err(|problem| StateError::Corrupt {
+            path: path.to_path_buf(),
+            problem,
+        })?;
     Ok(file.actions)
 }
 

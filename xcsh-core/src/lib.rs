@@ -61,6 +61,7 @@ mod context;
 pub mod dialect;
 pub mod durable;
 mod error;
+pub mod framing;
 mod locate;
 mod names;
 mod pending;

@@ -57,6 +57,23 @@ pub use inventory;
 pub trait ToolOutput: serde::Serialize + schemars::JsonSchema {}
 impl<T: serde::Serialize + schemars::JsonSchema> ToolOutput for T {}
 
+/// What `#[pending(details …)]` needs of the value it shows.
+#[diagnostic::on_unimplemented(
+    message = "`#[pending(details)]` needs `{Self}` to be `Serialize`",
+    label = "shown to people as the action's details",
+    note = "mark `{Self}` `#[tool_param(serialize)]` (no serde needed in your Cargo.toml), or show something else (`details = field`, `details_fn = method`)"
+)]
+pub trait DetailsValue: serde::Serialize {}
+impl<T: serde::Serialize + ?Sized> DetailsValue for T {}
+
+/// The details of a `#[pending(details …)]` action: `None` for a value that is `null` or
+/// does not serialise (a map with non-string keys; the label still describes the action).
+pub fn details_value<T: DetailsValue + ?Sized>(value: &T) -> Option<serde_json::Value> {
+    serde_json::to_value(value)
+        .ok()
+        .filter(|value| !value.is_null())
+}
+
 /// The output schema of `#[custom_tool(output = T)]`, cached per type.
 pub fn output_schema_of<T: ToolOutput + 'static>() -> std::sync::Arc<JsonObject> {
     crate::schema::cached_schema_for::<T>()

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::approval::{ApprovalConfig, ApprovalPolicy, Approver, AuditLog};
 use crate::context::Extensions;
 use crate::dialect::{Dialect, ToolMeta, lower_schema, tool_definition};
-use crate::names::validate_tool_name;
+use crate::names::{closest, validate_tool_name};
 use crate::resolve::{RESOLVE_TOOL_NAME, ResolveTool};
 use crate::schema::JsonObject;
 use crate::session::Session;
@@ -286,18 +286,6 @@ impl SessionBuilder {
     pub fn build(self) -> Result<Session, BuildError> {
         Ok(Session::new(self.build_registry()?))
     }
-}
-
-/// The closest of `candidates` to `name`, if any is close enough to be a likely typo.
-pub(crate) fn closest<'a>(
-    name: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<&'a str> {
-    candidates
-        .map(|c| (strsim::jaro_winkler(name, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
 }
 
 /// Validated tools and settings, shared by any number of [`Session`]s (an MCP server makes one

@@ -16,8 +16,9 @@ use crate::bounds::{MAX_ARGUMENT_DEPTH, dismantle, nests_deeper_than, shorten_er
 use crate::context::{CallId, ProgressSink, RESOLVE_REMINDER, Reminders, ToolContext};
 use crate::dialect::{Dialect, Provider, restore_arguments};
 use crate::error::{ErrorKind, ToolError, panic_message};
+use crate::names::closest;
 use crate::pending::PendingActionStore;
-use crate::registry::{DialectNotEnabled, Registry, SessionBuilder, closest};
+use crate::registry::{DialectNotEnabled, Registry, SessionBuilder};
 use crate::resolve::{RESOLVE_TOOL_NAME, Resolution, ResolveAction, ResolveError, resolve};
 use crate::resources::{ResourceContents, ResourceError, ResourceInfo, Resources};
 use crate::result::AgentToolResult;

@@ -51,10 +51,45 @@ fn derived_paths(attrs: &[Attribute]) -> Vec<syn::Path> {
         .collect()
 }
 
+/// Whether `attrs` hold a serde attribute naming `word` (`#[serde(deny_unknown_fields)]`,
+/// `#[serde(flatten)]`).
+pub(crate) fn has_serde_word(attrs: &[Attribute], word: &str) -> bool {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("serde"))
+        .any(|attr| {
+            attr.meta.require_list().is_ok_and(|list| {
+                list.tokens
+                    .clone()
+                    .into_iter()
+                    .any(|tt| matches!(&tt, proc_macro2::TokenTree::Ident(ident) if ident == word))
+            })
+        })
+}
+
+/// Whether arguments a struct does not know should be refused: unless the author opted out
+/// (`allow_unknown_fields`), wrote it already, or flattens a field (serde cannot refuse them
+/// then).
+pub(crate) fn refuses_unknown<'a>(
+    allow_unknown: bool,
+    attrs: &[Attribute],
+    mut field_attrs: impl Iterator<Item = &'a [Attribute]>,
+) -> bool {
+    !allow_unknown
+        && !has_serde_word(attrs, "deny_unknown_fields")
+        && !field_attrs.any(|attrs| has_serde_word(attrs, "flatten"))
+}
+
 /// The `#[derive(Deserialize, JsonSchema)]` and crate attributes put on a parameter struct,
 /// leaving out any the user wrote (reported by [`check_no_manual_derives`]), so the error is
-/// not followed by "conflicting implementations".
-pub(crate) fn derive_attrs(paths: &Paths, manual: &ManualDerives) -> TokenStream {
+/// not followed by "conflicting implementations"; with `deny_unknown`, also
+/// `#[serde(deny_unknown_fields)]` (an argument the tool does not know is an error naming it,
+/// and the schema says `additionalProperties: false`).
+pub(crate) fn derive_attrs(
+    paths: &Paths,
+    manual: &ManualDerives,
+    deny_unknown: bool,
+) -> TokenStream {
     let serde = &paths.serde;
     let schemars = &paths.schemars;
     let serde_str = paths.serde_str();
@@ -66,10 +101,12 @@ pub(crate) fn derive_attrs(paths: &Paths, manual: &ManualDerives) -> TokenStream
     if !manual.json_schema {
         derives.push(quote!(#schemars::JsonSchema));
     }
+    let deny = deny_unknown.then(|| quote!(#[serde(deny_unknown_fields)]));
     quote! {
         #[derive(#(#derives),*)]
         #[serde(crate = #serde_str)]
         #[schemars(crate = #schemars_str)]
+        #deny
     }
 }
 

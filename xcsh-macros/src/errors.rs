@@ -75,22 +75,4 @@ pub(crate) fn suggestion(meant: Option<&str>) -> String {
         .unwrap_or_default()
 }
 
-/// The candidate close enough to `given` to be what was meant, if any. Jaro–Winkler, as
-/// darling uses, because it favours shared prefixes (`labl` → `label`).
-pub(crate) fn closest<'a>(
-    given: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| {
-            // Jaro–Winkler misses a transposition in a short word (`dri` for `dir`), so one
-            // edit counts as close too.
-            let one_edit = given.len() > 1 && strsim::osa_distance(given, c) <= 1;
-            let score = strsim::jaro_winkler(given, c).max(if one_edit { 0.85 } else { 0.0 });
-            (score, c)
-        })
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
+pub(crate) use xcsh_names::closest;

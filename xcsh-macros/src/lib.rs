@@ -110,13 +110,18 @@ use crate::krate::Paths;
 /// | `description` | `"…"` for the model | the doc comment (one of the two is required) |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | flag, or `= bool` | unstated |
 /// | `pending` | flag, or `= bool`: the tool pushes pending actions, so sessions offer `resolve` | `false` |
+/// | `output` | `= Type` (`Serialize + JsonSchema`, e.g. `#[tool_param(serialize)]`): the tool's structured output, listed over MCP as `outputSchema`; return it with `AgentToolResult::with_output` | none |
+/// | `allow_unknown_fields` | flag: arguments the tool does not know are ignored instead of refused | refused, naming the field (`additionalProperties: false`) |
 /// | `register` | flag, or `= bool`: the tool registers itself (see below); `register = false` leaves it to explicit registration | `true` |
 /// | `struct_name` | `Ident` (fn form only) | the fn name in CamelCase |
 /// | `crate` | path of a crate re-exporting xcsh | found in Cargo.toml |
 ///
 /// `#[serde(…)]` and `#[schemars(…)]` on fields (or arguments, or the fn) are honoured: the
 /// macro derives `Deserialize` and `JsonSchema` itself, so do not derive them by hand.
-/// Field doc comments become property descriptions; `Option` fields are not required.
+/// Field doc comments become property descriptions; `Option` fields are not required. An
+/// argument the tool does not know (`{"dir": "src", "limit": 3}` to a tool without `limit`)
+/// is refused with an error naming it, so the model hears of its mistake; a struct with a
+/// `#[serde(flatten)]` field cannot refuse them, and `allow_unknown_fields` opts out.
 ///
 /// The name `resolve` is reserved for the runtime's hidden resolve tool, and is refused, as
 /// a name that is not a valid tool name is.
@@ -203,7 +208,9 @@ pub fn pending(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Derives `Deserialize` and `JsonSchema` (and `Serialize` with `serialize`) through the
 /// facade, for types used inside tool parameters — an enum's variants become the schema's
-/// allowed values.
+/// allowed values — and for a tool's structured output (`#[custom_tool(output = T)]`, with
+/// `serialize`). A struct refuses fields it does not know, naming them, unless marked
+/// `allow_unknown_fields` (or it flattens a field).
 ///
 /// ```
 /// use xcsh::tool_param;

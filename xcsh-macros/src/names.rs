@@ -1,34 +1,9 @@
-//! Tool names: the compile-time twin of `xcsh_core::validate_tool_name`, and the defaults
-//! derived from Rust identifiers.
+//! Tool names: the check the runtime makes too (`xcsh-names`), and the defaults derived from
+//! Rust identifiers.
 
-/// Checks a tool name: 1–64 characters of `[A-Za-z0-9_-]`, starting with a letter or `_`,
-/// the intersection of what every provider accepts. Messages match the runtime check.
-pub(crate) fn validate(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("tool name is empty; use 1–64 characters of [A-Za-z0-9_-]".into());
-    }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-    {
-        return Err(format!(
-            "tool name `{name}` contains {bad:?}; use only ASCII letters, digits, `_` and `-`"
-        ));
-    }
-    if name.len() > 64 {
-        return Err(format!(
-            "tool name `{name}` is {} characters long; the limit is 64",
-            name.len()
-        ));
-    }
-    let first = name.as_bytes()[0];
-    if !(first.is_ascii_alphabetic() || first == b'_') {
-        return Err(format!(
-            "tool name `{name}` must start with a letter or `_`"
-        ));
-    }
-    Ok(())
-}
+/// Checks a tool name (1–64 of `[A-Za-z0-9_-]`, starting with a letter or `_`): the same
+/// function the runtime calls, so the two never disagree.
+pub(crate) use xcsh_names::validate_tool_name as validate;
 
 /// `BatchRenamePreview` → `batch_rename_preview`, `HTTPGet` → `http_get`, `Grep2` → `grep2`.
 pub(crate) fn snake_case(ident: &str) -> String {

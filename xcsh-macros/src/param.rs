@@ -18,6 +18,11 @@ const KEYS: &[KeySpec] = &[
         example: "write `serialize` to derive `Serialize` as well (for `#[pending(details)]`)",
     },
     KeySpec {
+        name: "allow_unknown_fields",
+        kind: Kind::Flag,
+        example: "write `allow_unknown_fields` to ignore fields the struct does not know (by default they are refused, naming the field)",
+    },
+    KeySpec {
         name: "crate",
         kind: Kind::StrOrPath,
         example: "`crate = my_facade` (a crate re-exporting xcsh, with its `__private` module)",
@@ -36,12 +41,18 @@ pub(crate) fn expand(
         Ok(Item::Struct(s)) => {
             derives::check_no_manual_derives(&s.attrs, &mut errors);
             let manual = ManualDerives::of(&s.attrs);
-            with_derives(&paths, &args, &manual, quote!(#s))
+            let allow = args.flag("allow_unknown_fields").is_some_and(|(v, _)| v);
+            let deny = derives::refuses_unknown(
+                allow,
+                &s.attrs,
+                s.fields.iter().map(|f| f.attrs.as_slice()),
+            );
+            with_derives(&paths, &args, &manual, deny, quote!(#s))
         }
         Ok(Item::Enum(e)) => {
             derives::check_no_manual_derives(&e.attrs, &mut errors);
             let manual = ManualDerives::of(&e.attrs);
-            with_derives(&paths, &args, &manual, quote!(#e))
+            with_derives(&paths, &args, &manual, false, quote!(#e))
         }
         Ok(other) => {
             errors.spanned(
@@ -63,9 +74,10 @@ fn with_derives(
     paths: &Paths,
     args: &Args,
     manual: &ManualDerives,
+    deny_unknown: bool,
     item: TokenStream,
 ) -> TokenStream {
-    let derive = derives::derive_attrs(paths, manual);
+    let derive = derives::derive_attrs(paths, manual, deny_unknown);
     let serialize = args.flag("serialize").is_some_and(|(v, _)| v).then(|| {
         let serde = &paths.serde;
         quote!(#[derive(#serde::Serialize)])

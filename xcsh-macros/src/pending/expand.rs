@@ -284,7 +284,9 @@ fn details(
         return (TokenStream::new(), TokenStream::new());
     };
     let target = &item.ident;
+    let support = paths.support();
     let mut derive = TokenStream::new();
+    let mut checks = TokenStream::new();
     let value = match details {
         Details::Whole => {
             if !ManualDerives::of(&item.attrs).serialize {
@@ -294,20 +296,32 @@ fn details(
                     #[derive(#serde::Serialize)]
                     #[serde(crate = #serde_str)]
                 };
+                // Each field that cannot be shown is named, with what to write (serde's
+                // own hint would ask for a serde dependency).
+                let fields = item.fields.iter().map(|field| {
+                    let ty = &field.ty;
+                    let at = paths.support_at(syn::spanned::Spanned::span(ty));
+                    quote_spanned!(syn::spanned::Spanned::span(ty)=> #at::details_value::<#ty>)
+                });
+                checks = quote! {
+                    #( let _ = #fields; )*
+                };
             }
             quote_spanned!(target.span()=> self)
         }
         Details::Field(field) => quote_spanned!(field.span()=> &self.#field),
         Details::Method(method) => quote_spanned!(method.span()=> &<#target>::#method(self)),
     };
+    let at = match details {
+        Details::Whole => support.clone(),
+        Details::Field(field) => paths.support_at(field.span()),
+        Details::Method(method) => paths.support_at(method.span()),
+    };
     let serde_json = &paths.serde_json;
     let method = quote! {
         fn details(&self) -> ::core::option::Option<#serde_json::Value> {
-            // Serialising to a `Value` fails only for maps with non-string keys; a label
-            // without details is still a usable action, so that case yields `None`.
-            #serde_json::to_value(#value)
-                .ok()
-                .filter(|value| !value.is_null())
+            #checks
+            #at::details_value(#value)
         }
     };
     (derive, method)

@@ -55,6 +55,11 @@ pub(crate) const KEYS: &[KeySpec] = &[
         example: "`output = EditSummary` (a `Serialize + JsonSchema` type, e.g. marked `#[tool_param(serialize)]`: the tool's structured output, MCP `outputSchema`)",
     },
     KeySpec {
+        name: "allow_unknown_fields",
+        kind: Kind::Flag,
+        example: "write `allow_unknown_fields` to ignore arguments the tool does not know (by default they are refused, naming the field)",
+    },
+    KeySpec {
         name: "register",
         kind: Kind::Flag,
         example: "write `register = false` to leave the tool out of `Session::builder().registered()`",
@@ -85,6 +90,8 @@ pub(crate) struct Attr {
     pub(crate) register: bool,
     /// `output = T`: the type of the structured output.
     pub(crate) output: Option<syn::Type>,
+    /// `allow_unknown_fields`: unknown arguments are ignored, not refused.
+    pub(crate) allow_unknown_fields: bool,
     /// `struct_name = Ident`, with its key (to point at when given on a struct).
     pub(crate) struct_name: Option<(Ident, Ident)>,
     /// An unknown key was reported as a misspelt `description`, so a missing description
@@ -117,6 +124,7 @@ pub(crate) fn parse(
         pending: flag("pending").is_some_and(|(v, _)| v),
         register: flag("register").is_none_or(|(v, _)| v),
         output: args.ty("output").cloned(),
+        allow_unknown_fields: flag("allow_unknown_fields").is_some_and(|(v, _)| v),
         struct_name,
         description_misspelled: args.misspelled("description"),
         paths: Paths::from_args(&args, default_paths, errors),

@@ -65,7 +65,12 @@ fn on_struct(item: &ItemStruct, tool: &Tool, paths: &Paths) -> TokenStream {
         }
     };
     let body = quote!(__xcsh_execute(self, #ctx));
-    let derive = derives::derive_attrs(paths, &tool.manual);
+    let deny = derives::refuses_unknown(
+        tool.allow_unknown_fields,
+        &item.attrs,
+        item.fields.iter().map(|f| f.attrs.as_slice()),
+    );
+    let derive = derives::derive_attrs(paths, &tool.manual, deny);
     let tool_impl = custom_tool_impl(tool, paths, &ctx, helpers, body);
     quote! {
         #derive
@@ -100,7 +105,12 @@ fn on_fn(tool_fn: &ToolFn, tool: &Tool, paths: &Paths) -> TokenStream {
         quote!(#(#attrs)* #vis #ident: #ty)
     });
     let struct_attrs = &tool_fn.struct_attrs;
-    let derive = derives::derive_attrs(paths, &tool.manual);
+    let deny = derives::refuses_unknown(
+        tool.allow_unknown_fields,
+        &[],
+        params.iter().map(|p| p.attrs.as_slice()),
+    );
+    let derive = derives::derive_attrs(paths, &tool.manual, deny);
 
     let output_span = match &func.sig.output {
         ReturnType::Default => fn_ident.span(),

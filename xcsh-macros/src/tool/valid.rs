@@ -30,6 +30,8 @@ pub(crate) struct Tool {
     pub(crate) register: bool,
     /// The structured output's type, when declared.
     pub(crate) output: Option<syn::Type>,
+    /// Whether unknown arguments are ignored rather than refused.
+    pub(crate) allow_unknown_fields: bool,
     /// Derives the user wrote, left out of the macro's own.
     pub(crate) manual: ManualDerives,
 }
@@ -88,6 +90,7 @@ pub(crate) fn check(input: &Input, attr: &Attr, errors: &mut Errors) -> Tool {
         pending: attr.pending,
         register: attr.register,
         output: attr.output.clone(),
+        allow_unknown_fields: attr.allow_unknown_fields,
         manual,
     }
 }

@@ -63,7 +63,6 @@ mod diff;
 mod error;
 mod fault;
 mod fingerprint;
-mod framed;
 mod kept;
 mod splice;
 mod undo;

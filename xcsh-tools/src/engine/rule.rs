@@ -221,14 +221,7 @@ fn yaml_error(text: &str, message: &str) -> String {
     }
 }
 
-/// The candidate closest to `given`, when it is close enough to be a likely typo.
-fn closest<'a>(given: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .map(|c| (strsim::jaro_winkler(given, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
+use xcsh_names::closest;
 
 /// An error of ast-grep-config's compiler, with the line of what it names and, for an
 /// unknown `kind`, the closest kinds of the grammar.

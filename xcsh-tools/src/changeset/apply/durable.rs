@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::atomic_fs::sync_dir;
 use super::lock::STATE_DIR;
 use crate::changeset::Fingerprint;
-use crate::changeset::framed::Frame;
+use xcsh_core::framing::Frame;
 
 /// The journal's file name in `.xcsh`.
 pub(crate) const JOURNAL_FILE: &str = "apply.journal";

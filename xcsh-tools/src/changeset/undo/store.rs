@@ -21,7 +21,7 @@ use super::super::apply::atomic_fs::sync_dir;
 use super::super::apply::durable::{JFp, JOp, Journal, dec, enc};
 use super::super::apply::lock::STATE_DIR;
 use super::UndoLimits;
-use crate::changeset::framed::Frame;
+use xcsh_core::framing::Frame;
 
 const UNDO_DIR: &str = "undo";
 const RECORD_FILE: &str = "record";
