@@ -140,11 +140,32 @@ def main() -> int:
             return benches[a]["median_s"] / benches[b]["median_s"]
         return None
 
+    # A turn of the agent loop against the bare calls it makes, per provider: what reading
+    # the response and writing the answer add.
+    turns = {}
+    for name in names:
+        prefix = "turn/xcsh_session_turn/"
+        if not name.startswith(prefix):
+            continue
+        dialect = name[len(prefix):]
+        bare = benches.get(f"turn/xcsh_bare_calls/{dialect}")
+        if bare is None:
+            continue
+        turn = benches[name]
+        turns[dialect] = {
+            "turn_s": turn["median_s"], "bare_calls_s": bare["median_s"],
+            "overhead_s": turn["median_s"] - bare["median_s"],
+            "turn_vs_bare_calls": turn["median_s"] / bare["median_s"],
+            "parse_s": benches.get(f"turn/xcsh_parse_calls/{dialect}", {}).get("median_s"),
+            "render_s": benches.get(f"turn/xcsh_render_results/{dialect}", {}).get("median_s"),
+            "turn_allocs": turn["allocs"], "bare_calls_allocs": bare["allocs"],
+        }
     summary = {
         "session_call_vs_rmcp_router": ratio("call/xcsh_session_call", "call/rmcp_router_call"),
         "session_call_vs_rmcp_handler": ratio("call/xcsh_session_call",
                                               "call/rmcp_handler_call_tool"),
         "schema_retrieval": schema_note,
+        "turn_vs_bare_calls": turns,
     }
     doc = {"machine": machine(), "profile": args.profile, "rounds": args.rounds,
            "divan_args": args.divan_args, "summary": summary, "benches": benches}
@@ -152,7 +173,12 @@ def main() -> int:
         json.dump(doc, f, indent=1)
     for name, b in benches.items():
         log(f"   {name:50} {b['median_s'] * 1e9:10.0f} ns  {b['allocs']:5.0f} allocs")
-    log(f"   Session::call / rmcp router: {summary['session_call_vs_rmcp_router']:.2f}")
+    if summary["session_call_vs_rmcp_router"] is not None:
+        log(f"   Session::call / rmcp router: {summary['session_call_vs_rmcp_router']:.2f}")
+    for dialect, t in turns.items():
+        log(f"   turn {dialect:17} {t['turn_s'] * 1e9:8.0f} ns = bare calls "
+            f"{t['bare_calls_s'] * 1e9:8.0f} ns + {t['overhead_s'] * 1e9:6.0f} ns "
+            f"({t['turn_vs_bare_calls']:.2f}x)")
     log(f"   {schema_note}")
     return 0
 

@@ -163,6 +163,22 @@ def micro_section(micro: dict) -> list[str]:
                     f"(target ≤ 1: {mark(ratio <= 1)})."]
     out += [f"- {s['schema_retrieval']} (asserted before the benchmarks run, and by "
             "`xcsh-bench/tests/alloc_free.rs` in every `cargo test`).", ""]
+    turns = s.get("turn_vs_bare_calls") or {}
+    if turns:
+        out += ["A turn of the agent loop (`Session::turn` on a response with two calls of the "
+                "trivial tool) against the same two calls made directly, and its two halves "
+                "alone:", "",
+                "| provider | turn | bare calls | overhead | turn / calls | read the calls "
+                "| write the answer | allocations: turn / calls |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for dialect, t in turns.items():
+            parse = fmt_ns(t["parse_s"]) if t.get("parse_s") is not None else "n/a"
+            render = fmt_ns(t["render_s"]) if t.get("render_s") is not None else "n/a"
+            out.append(f"| {dialect} | {fmt_ns(t['turn_s'])} | {fmt_ns(t['bare_calls_s'])} "
+                       f"| {fmt_ns(t['overhead_s'])} | {t['turn_vs_bare_calls']:.2f}× "
+                       f"| {parse} | {render} "
+                       f"| {t['turn_allocs']:.0f} / {t['bare_calls_allocs']:.0f} |")
+        out.append("")
     return out
 
 

@@ -20,6 +20,13 @@ packages=(
     # Makes the CA and server certificate tests/interop/test_mcp_http_auth.py serves HTTPS
     # with (mcp already brings it, as `pyjwt[crypto]`; pinned here because a test imports it).
     "cryptography==50.0.2"
+    # The providers' own SDKs: tests/interop/test_provider_sdks.py validates every message
+    # `xcsh session --dialect D` returns against their request types (pydantic comes with
+    # them; botocore carries the bedrock-runtime service model and its validator).
+    "anthropic==2.15.0"
+    "openai==3.57.0"
+    "google-genai==3.6.1"
+    "botocore==1.44.8"
 )
 
 if [[ ! -x "$venv/bin/python" ]]; then

@@ -12,7 +12,7 @@ cd "$repo_root"
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "Python tools (ast-grep CLI oracle, MCP client) in .venv"
+step "Python tools (ast-grep CLI oracle, MCP client, provider SDKs) in .venv"
 scripts/bootstrap-python.sh
 
 step "Real-source corpora for the per-language oracle (scripts/fetch-corpora.sh)"
@@ -49,6 +49,18 @@ step "MCP interop: the Python SDK with a bearer token, over HTTP and HTTPS (a CA
 step "MCP interop: the SDK's Client in its default mode (protocol 2026-07-28) over stdio and HTTP: handles, approvals, bounded output"
 "$repo_root/.venv/bin/python" tests/interop/test_mcp_current.py \
     "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh"
+
+step "Provider SDKs: every message of xcsh session --dialect D is a valid request message (anthropic, openai, google-genai, botocore)"
+cargo build -p xcsh --example provider_turns
+"$repo_root/.venv/bin/python" tests/interop/test_provider_sdks.py \
+    "${CARGO_TARGET_DIR:-$repo_root/target}/debug/xcsh" \
+    "${CARGO_TARGET_DIR:-$repo_root/target}/debug/examples/provider_turns"
+
+step "rig adapter (feature rig, off by default): clippy, its tests, and the example agent runs"
+cargo clippy -p xcsh --features rig --all-targets -- -D warnings
+cargo test -p xcsh --features rig --lib rig
+cargo test -p xcsh --features rig --doc rig
+cargo run -p xcsh --features rig --example rig_agent
 
 step "Benchmarks still run (bench/run.sh --smoke: equality check included, numbers meaningless)"
 bench/run.sh --smoke

@@ -13,12 +13,13 @@
 //! |---|---|
 //! | [`pending`](mod@pending) | the pending-action stack, `resolve` and its exact strings |
 //! | [`approval`] | approval policies, approvers, rules and the audit log |
-//! | [`session`] | sessions, registries, call options, extensions, progress |
+//! | [`session`] | sessions, registries, call options, extensions, progress; `Session::turn`: a provider's response in, the messages answering its tool calls out |
 //! | [`tool`] | the tool traits, results, errors, suites and schemas |
 //! | [`dialect`] | provider dialects: definitions, schema lowering, argument restoring |
 //! | [`tools`] | the built-in `ast_edit`, `ast_grep` and `undo` (feature `tools`) |
 //! | [`changeset`] | stale-safe, all-or-nothing multi-file edits (feature `tools`) |
 //! | [`mcp`] | serving tools over the Model Context Protocol (feature `mcp`) |
+//! | `rig` | rig agents with xcsh tools, `resolve` forced while pending (feature `rig`) |
 //! | `testing` | fault injection and dialect validators for tests (feature `testing`) |
 //!
 //! # Features
@@ -31,6 +32,7 @@
 //! | `http` | yes | [`mcp`] over Streamable HTTP (`McpServer::serve_http`, `mcp::HttpOptions`: hyper) |
 //! | `tls` | yes | HTTPS for [`mcp`]'s HTTP server (`mcp::TlsIdentity`: rustls on `ring`) |
 //! | `cli` | yes | the `xcsh` binary (clap), with `tools`, `mcp`, `http` and `tls` |
+//! | `rig` | no | `rig`: a session's tools as rig tools, and the hook forcing `resolve` |
 //! | `testing` | no | `testing`: fault plans and dialect validators |
 //!
 //! A crate that only defines tools needs
@@ -85,8 +87,14 @@ pub mod approval {
 }
 
 /// Sessions and the registries they share: building, calling, tool choice, extensions,
-/// progress and cancellation.
+/// progress and cancellation; and the agent loop's other half, [`Session::turn`]: a
+/// provider's response in, its tool calls run (read-only ones concurrently), the messages
+/// answering them out in that provider's request format, with the next tool choice.
 pub mod session {
+    #[doc(inline)]
+    pub use xcsh_core::turn::{
+        AnsweredCall, ToolCall, Turn, TurnError, parse_calls, render_results,
+    };
     #[doc(inline)]
     pub use xcsh_core::{
         BuildError, CallOptions, CancellationToken, DialectNotEnabled, Extensions,
@@ -155,6 +163,9 @@ pub mod changeset {
 #[cfg(feature = "mcp")]
 pub mod mcp;
 
+#[cfg(feature = "rig")]
+pub mod rig;
+
 /// Machinery for tests: fault plans that fail a [`ChangeSet`](crate::changeset::ChangeSet)
 /// apply at a chosen step, and validators that check definitions against each provider's
 /// rules.
@@ -167,8 +178,8 @@ pub mod testing {
     pub use xcsh_tools::changeset::FaultPlan;
 }
 
-// Keeps the README's example compiling: it runs as a doc test.
-#[cfg(all(doctest, feature = "macros"))]
+// Keeps the README's examples compiling: they run as doc tests.
+#[cfg(all(doctest, feature = "macros", feature = "tools"))]
 #[doc = include_str!("../README.md")]
 #[doc(hidden)]
 pub struct ReadmeDoctests;

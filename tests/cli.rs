@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use xcsh::Dialect;
 use xcsh::testing::validate;
 
@@ -1107,4 +1107,62 @@ fn demo_shows_the_whole_flow_from_any_directory() {
         from += found.unwrap_or(0);
     }
     assert!(!out.contains('\x1b'), "plain when not a terminal: {out:?}");
+}
+
+#[test]
+fn session_with_a_dialect_answers_each_response_with_messages_and_tool_choice() {
+    let dir = workspace();
+    let responses = [
+        json!({"output": {"message": {"role": "assistant", "content": [
+            {"text": "Looking, then previewing."},
+            {"toolUse": {"toolUseId": "t1", "name": "ast_grep",
+                         "input": {"pat": "$X.unwrap()", "path": "src/load.rs"}}},
+            {"toolUse": {"toolUseId": "t2", "name": "ast_edit",
+                         "input": {"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "path": "src/load.rs"}}}
+        ]}}, "stopReason": "tool_use"}),
+        json!({"output": {"message": {"role": "assistant", "content": "oops"}}}),
+        json!({"output": {"message": {"role": "assistant", "content": [
+            {"toolUse": {"toolUseId": "t3", "name": "resolve",
+                         "input": {"action": "apply", "reason": "propagate errors"}}}
+        ]}}}),
+    ];
+    let script: String = responses.iter().map(|r| format!("{r}\n")).collect();
+    let output = session(dir.path(), &["--dialect", "bedrock"], &script);
+    // The malformed response is refused and the session goes on.
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let lines = json_lines(&output);
+    assert_eq!(lines.len(), 3);
+
+    let first = &lines[0];
+    let blocks = first["messages"][0]["content"].as_array().unwrap();
+    let ids: Vec<&str> = blocks
+        .iter()
+        .filter_map(|b| b["toolResult"]["toolUseId"].as_str())
+        .collect();
+    assert_eq!(ids, ["t1", "t2"]);
+    assert_eq!(
+        blocks[2]["text"],
+        xcsh::pending::RESOLVE_REMINDER,
+        "the reminder follows the results"
+    );
+    assert_eq!(first["tool_choice"], json!({"tool": {"name": "resolve"}}));
+
+    assert_eq!(lines[1]["line"], 2);
+    assert_eq!(
+        lines[1]["error"],
+        "output.message.content: expected an array, found a string"
+    );
+
+    let applied = &lines[2]["messages"][0]["content"][0]["toolResult"];
+    assert_eq!(applied["toolUseId"], "t3");
+    assert_eq!(
+        applied["content"][0]["text"],
+        "Applied 2 replacements in 1 file."
+    );
+    assert_eq!(lines[2]["tool_choice"], Value::Null);
+    assert_eq!(read(dir.path(), "src/load.rs"), QUESTIONS);
+
+    let mcp = session(dir.path(), &["--dialect", "mcp"], "");
+    assert_eq!(mcp.status.code(), Some(2));
+    assert!(stderr(&mcp).contains("--dialect mcp: an MCP client owns its model"));
 }

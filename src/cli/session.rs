@@ -5,6 +5,12 @@
 //! `{"line": N, "tool": …, "result": …}`, or with `--pretty` a rendering for a person. A
 //! malformed line is reported with its number (on stderr, and as `{"line": N, "error": …}`)
 //! and the replay goes on; the exit code is then 2.
+//!
+//! With `--dialect D`, for a host in any language: each line is one provider response, as
+//! the provider's API returned it, and each prints one line
+//! `{"messages": [...], "tool_choice": ...}`: what `Session::turn` returns (the messages that
+//! answer the response's tool calls in that provider's request format, reminders included,
+//! and the next request's tool choice, `null` when none).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
@@ -15,7 +21,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use xcsh::approval::TerminalApprover;
 use xcsh::pending::{RESOLVE_TOOL_NAME, ResolutionView};
-use xcsh::{AgentToolResult, ResolveAction, Session};
+use xcsh::{AgentToolResult, Dialect, ResolveAction, Session};
 
 use super::{EXIT_FAILURE, Failure, approval, root, runtime, style};
 
@@ -28,8 +34,13 @@ pub(crate) struct Args {
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
     /// Render each result for a person instead of one JSON line per call.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "dialect")]
     pretty: bool,
+    /// Read one provider response per line (anthropic, openai-chat, openai-responses, gemini
+    /// or bedrock) and answer each with `{"messages": [...], "tool_choice": ...}`: the
+    /// messages to append to the next request, and its tool choice (null when none).
+    #[arg(long, value_name = "D")]
+    dialect: Option<Dialect>,
     #[command(flatten)]
     approval: approval::ApprovalArgs,
     #[command(flatten)]
@@ -54,6 +65,11 @@ struct Call {
 const LINE_SHAPE: &str = r#"expected one JSON object per line: {"tool": "<name>", "args": {…}}"#;
 
 pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
+    if args.dialect == Some(Dialect::Mcp) {
+        return Err(Failure(
+            "--dialect mcp: an MCP client owns its model, so there are no responses to answer; use anthropic, openai-chat, openai-responses, gemini or bedrock (or `xcsh serve` for MCP)".into(),
+        ));
+    }
     let root = root::workspace_root(args.root.as_deref())?;
     // A person answers at the terminal: on stdin when the script comes from a file, else on
     // /dev/tty (stdin is the script).
@@ -74,9 +90,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         None => registry.session(),
     };
     // Actions a previous process left that could not be kept: said here, since a replay
-    // delivers no reminders.
-    for lost in session.take_reminders() {
-        eprintln!("xcsh session: {lost}");
+    // delivers no reminders (a turn delivers them to the model).
+    if args.dialect.is_none() {
+        for lost in session.take_reminders() {
+            eprintln!("xcsh session: {lost}");
+        }
     }
     let input: Box<dyn BufRead> = match &args.file {
         Some(path) => Box::new(BufReader::new(File::open(path).map_err(|e| {
@@ -92,34 +110,40 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     let write_failed = |e: io::Error| Failure(format!("cannot write to stdout: {e}"));
 
     let mut malformed = 0usize;
-    for (index, line) in input.lines().enumerate() {
-        let number = index + 1;
-        let call = match line {
-            Ok(line) if skipped(&line) => continue,
-            Ok(line) => serde_json::from_str::<Call>(&line).map_err(|e| malformed_json(&e)),
-            Err(e) => Err(format!("cannot read the line: {e}")),
-        };
-        let call = match call {
-            Ok(call) => call,
-            Err(problem) => {
-                malformed += 1;
-                eprintln!("xcsh session: line {number}: {problem}");
-                report_malformed(&mut out, args.pretty, number, &problem).map_err(write_failed)?;
-                continue;
+    if let Some(dialect) = args.dialect {
+        malformed = turns(&runtime, &session, dialect, input, &mut out)?;
+    } else {
+        for (index, line) in input.lines().enumerate() {
+            let number = index + 1;
+            let call = match line {
+                Ok(line) if skipped(&line) => continue,
+                Ok(line) => serde_json::from_str::<Call>(&line).map_err(|e| malformed_json(&e)),
+                Err(e) => Err(format!("cannot read the line: {e}")),
+            };
+            let call = match call {
+                Ok(call) => call,
+                Err(problem) => {
+                    malformed += 1;
+                    eprintln!("xcsh session: line {number}: {problem}");
+                    report_malformed(&mut out, args.pretty, number, &problem)
+                        .map_err(write_failed)?;
+                    continue;
+                }
+            };
+            let result =
+                runtime.block_on(session.call(&call.tool, call.args.unwrap_or(Value::Null)));
+            // The reminders are for an agent loop; a replay has none to deliver them to.
+            session.take_reminders();
+            if args.pretty {
+                pretty(&mut out, &session, number, &call.tool, &result)
+            } else {
+                json_line(
+                    &mut out,
+                    &json!({"line": number, "tool": call.tool, "result": result}),
+                )
             }
-        };
-        let result = runtime.block_on(session.call(&call.tool, call.args.unwrap_or(Value::Null)));
-        // The reminders are for an agent loop; a replay has none to deliver them to.
-        session.take_reminders();
-        if args.pretty {
-            pretty(&mut out, &session, number, &call.tool, &result)
-        } else {
-            json_line(
-                &mut out,
-                &json!({"line": number, "tool": call.tool, "result": result}),
-            )
+            .map_err(write_failed)?;
         }
-        .map_err(write_failed)?;
     }
 
     let left = session.pending().snapshot();
@@ -142,6 +166,49 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(EXIT_FAILURE));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--dialect`: each line a provider response, each answered with one line
+/// `{"messages": [...], "tool_choice": ...}`; a line that is not JSON, or not a response of
+/// that dialect, with `{"line": N, "error": …}`. Returns how many lines were refused.
+fn turns(
+    runtime: &tokio::runtime::Runtime,
+    session: &Session,
+    dialect: Dialect,
+    input: Box<dyn BufRead>,
+    out: &mut impl Write,
+) -> Result<usize, Failure> {
+    let write_failed = |e: io::Error| Failure(format!("cannot write to stdout: {e}"));
+    let mut refused = 0usize;
+    for (index, line) in input.lines().enumerate() {
+        let number = index + 1;
+        let turn = match line {
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => match serde_json::from_str::<Value>(&line) {
+                Ok(response) => runtime
+                    .block_on(session.turn(dialect, &response))
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(format!(
+                    "{} (column {}); expected one {dialect} response per line, as its API returns it",
+                    e.to_string()
+                        .rsplit_once(" at line ")
+                        .map_or(e.to_string(), |(m, _)| m.to_owned()),
+                    e.column()
+                )),
+            },
+            Err(e) => Err(format!("cannot read the line: {e}")),
+        };
+        let line = match turn {
+            Ok(turn) => json!({"messages": turn.messages, "tool_choice": turn.tool_choice}),
+            Err(problem) => {
+                refused += 1;
+                eprintln!("xcsh session: line {number}: {problem}");
+                json!({"line": number, "error": problem})
+            }
+        };
+        json_line(out, &line).map_err(write_failed)?;
+    }
+    Ok(refused)
 }
 
 /// What is wrong with a line: serde's message, located by column (its "line 1" would mislead:

@@ -1,7 +1,9 @@
 //! In-process micro-benchmarks (divan): a trivial tool through `Session::call` against the
-//! same tool through rmcp's tool router, the preview → `resolve` apply round trip, and schema
+//! same tool through rmcp's tool router, the preview → `resolve` apply round trip, schema
 //! retrieval after the first call — which must not allocate (checked before the benchmarks
-//! run; the process fails if it does).
+//! run; the process fails if it does) — and a turn of the agent loop per provider against
+//! the bare calls it makes (what `Session::turn` adds: reading the response, writing the
+//! answer).
 //!
 //! `cargo bench -p xcsh-bench --bench dispatch` (divan's options after `--`, e.g.
 //! `-- --sample-count 50`). The allocation counts in the table come from divan's
@@ -177,6 +179,117 @@ mod schema {
     fn rmcp_router_list_all(bencher: Bencher) {
         let server = RmcpServer::new();
         bencher.bench_local(|| server.tool_router.list_all());
+    }
+}
+
+/// One response with two calls of the trivial tool, per provider: `Session::turn` against
+/// the same two calls made directly, and its two halves, reading the calls and writing the
+/// answer, alone.
+mod turn {
+    use super::*;
+    use xcsh::session::{AnsweredCall, CallOptions, Session, parse_calls, render_results};
+
+    const PROVIDERS: [Dialect; 5] = [
+        Dialect::Anthropic,
+        Dialect::OpenAiChat,
+        Dialect::OpenAiResponses,
+        Dialect::Gemini,
+        Dialect::Bedrock,
+    ];
+
+    /// Two calls of `add`, as `dialect`'s API returns them.
+    fn response(dialect: Dialect) -> Value {
+        let (one, two) = (json!({"a": 1, "b": 2}), json!({"a": 3, "b": 4}));
+        match dialect {
+            Dialect::Anthropic => json!({"id": "msg_1", "type": "message", "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Adding."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "add", "input": one},
+                    {"type": "tool_use", "id": "toolu_2", "name": "add", "input": two}
+                ], "stop_reason": "tool_use"}),
+            Dialect::OpenAiChat => json!({"id": "chatcmpl-1", "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "add", "arguments": one.to_string()}},
+                    {"id": "call_2", "type": "function",
+                     "function": {"name": "add", "arguments": two.to_string()}}
+                ]}}]}),
+            Dialect::OpenAiResponses => json!({"id": "resp_1", "object": "response", "output": [
+                {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "add",
+                 "arguments": one.to_string(), "status": "completed"},
+                {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "add",
+                 "arguments": two.to_string(), "status": "completed"}
+            ]}),
+            Dialect::Gemini => json!({"candidates": [{"finishReason": "STOP", "content": {
+            "role": "model", "parts": [
+                {"functionCall": {"name": "add", "args": one}},
+                {"functionCall": {"name": "add", "args": two}}
+            ]}}]}),
+            Dialect::Bedrock => json!({"output": {"message": {"role": "assistant", "content": [
+                {"toolUse": {"toolUseId": "tooluse_1", "name": "add", "input": one}},
+                {"toolUse": {"toolUseId": "tooluse_2", "name": "add", "input": two}}
+            ]}}, "stopReason": "tool_use"}),
+            Dialect::Mcp => unreachable!("MCP has no model responses"),
+        }
+    }
+
+    /// The calls a host makes without a turn: each one, in order, with its id and dialect.
+    async fn bare(session: &Session, dialect: Dialect, calls: &[(Option<String>, Value)]) {
+        for (id, args) in calls {
+            let options = CallOptions {
+                call_id: id.clone(),
+                dialect: Some(dialect),
+                ..CallOptions::default()
+            };
+            black_box(session.call_with("add", args.clone(), options).await);
+        }
+    }
+
+    fn calls(dialect: Dialect) -> Vec<(Option<String>, Value)> {
+        parse_calls(dialect, &response(dialect))
+            .expect("a well-formed response")
+            .into_iter()
+            .map(|call| (call.id, call.arguments.expect("JSON arguments")))
+            .collect()
+    }
+
+    #[divan::bench(args = PROVIDERS)]
+    fn xcsh_bare_calls(bencher: Bencher, dialect: Dialect) {
+        let rt = runtime();
+        let session = fixtures::xcsh_session();
+        let calls = calls(dialect);
+        bencher.bench_local(|| rt.block_on(bare(&session, dialect, &calls)));
+    }
+
+    #[divan::bench(args = PROVIDERS)]
+    fn xcsh_session_turn(bencher: Bencher, dialect: Dialect) {
+        let rt = runtime();
+        let session = fixtures::xcsh_session();
+        let response = response(dialect);
+        let turn = rt
+            .block_on(session.turn(dialect, &response))
+            .expect("a turn");
+        assert_eq!(turn.calls.len(), 2);
+        assert!(turn.calls.iter().all(|c| !c.result.is_error), "{turn:?}");
+        bencher.bench_local(|| rt.block_on(session.turn(dialect, &response)));
+    }
+
+    #[divan::bench(args = PROVIDERS)]
+    fn xcsh_parse_calls(bencher: Bencher, dialect: Dialect) {
+        let response = response(dialect);
+        bencher.bench_local(|| parse_calls(dialect, black_box(&response)));
+    }
+
+    #[divan::bench(args = PROVIDERS)]
+    fn xcsh_render_results(bencher: Bencher, dialect: Dialect) {
+        let rt = runtime();
+        let session = fixtures::xcsh_session();
+        let answered: Vec<AnsweredCall> = rt
+            .block_on(session.turn(dialect, &response(dialect)))
+            .expect("a turn")
+            .calls;
+        bencher.bench_local(|| render_results(dialect, black_box(&answered), &[]));
     }
 }
 

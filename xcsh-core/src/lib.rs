@@ -76,6 +76,7 @@ pub mod schema;
 mod session;
 mod suite;
 mod tool;
+pub mod turn;
 
 pub use bounds::MAX_ARGUMENT_DEPTH;
 pub use context::{
