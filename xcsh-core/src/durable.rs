@@ -23,8 +23,10 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+use crate::action::{PendingId, PendingSummary};
 use crate::framing::Frame;
-use crate::pending::{PendingId, PendingSummary};
+pub use crate::kept::{DurableState, StateError};
+use crate::pending::{Keeper, PendingActionStore};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -36,23 +38,13 @@ const FRAME: Frame = Frame {
     other_version_hint: "; it was written by another version of xcsh: resolve its previews with that version, or move the file away",
 };
 
-/// What a durable action keeps: its kind (the name its [`DurableKind`] is registered under)
-/// and its state as JSON.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DurableState {
-    /// The registered kind, e.g. `"xcsh_tools::ast_edit::AstEditAction"`.
-    pub kind: &'static str,
-    /// The action, serialised.
-    pub state: Value,
-}
-
 /// A kind of durable action: how to turn its stored state back into a pending action.
 /// `#[pending(durable)]` registers one for its struct (with `inventory`, at link time).
 pub struct DurableKind {
     /// The name [`DurableState::kind`] carries.
     pub kind: &'static str,
     /// Decodes the state and pushes the action on `store`; the error says why it cannot.
-    pub restore: fn(&crate::PendingActionStore, Value) -> Result<PendingId, String>,
+    pub restore: fn(&PendingActionStore, Value) -> Result<PendingId, String>,
     /// Serialises an action of this kind (given as `Any`; `None` if it is another type or
     /// cannot be serialised).
     pub save: fn(&dyn std::any::Any) -> Option<Value>,
@@ -64,44 +56,6 @@ fn kind(name: &str) -> Option<&'static DurableKind> {
     inventory::iter::<DurableKind>
         .into_iter()
         .find(|k| k.kind == name)
-}
-
-/// Why a state file cannot be used. Nothing was written to the workspace.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum StateError {
-    /// The file is there but is not a usable pending stack.
-    #[error(
-        "the pending-stack file `{}` cannot be used: {problem}; nothing was changed. Move it away (its actions are then lost: preview them again), or point --state at another directory",
-        path.display()
-    )]
-    Corrupt {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong with it.
-        problem: String,
-    },
-    /// Another session (in this process or another) keeps this stack now.
-    #[error(
-        "the pending stack `{}` is in use by {holder}: one session at a time keeps a stack; stop that one, or point --state at another directory",
-        path.display()
-    )]
-    Busy {
-        /// The stack file.
-        path: PathBuf,
-        /// Who holds it (`pid N`), as its lock file says.
-        holder: String,
-    },
-    /// The state directory or the file cannot be read or written.
-    #[error("cannot {step} `{}`: {source}", path.display())]
-    Io {
-        /// What was being done.
-        step: &'static str,
-        /// The path.
-        path: PathBuf,
-        /// The system's error.
-        source: io::Error,
-    },
 }
 
 /// Refuses a session key that is not safe as a file name: letters, digits, `-`, `_` and
@@ -356,6 +310,54 @@ impl StackFile {
     }
 }
 
+impl Keeper for StackFile {
+    fn push(
+        &self,
+        id: PendingId,
+        summary: &PendingSummary,
+        state: Option<DurableState>,
+    ) -> Result<(), StateError> {
+        StackFile::push(self, id, stored(summary, state))
+    }
+
+    fn update(
+        &self,
+        id: PendingId,
+        summary: &PendingSummary,
+        state: Option<DurableState>,
+    ) -> Result<(), StateError> {
+        StackFile::update(self, id, stored(summary, state))
+    }
+
+    fn remove(&self, id: PendingId) -> Result<(), StateError> {
+        StackFile::remove(self, id)
+    }
+
+    fn forget_lost(&self) -> Result<(), StateError> {
+        StackFile::forget_lost(self)
+    }
+}
+
+/// Keeps `store`'s stack in `file` from now on, writing what it holds now first; `lost`
+/// (actions that could not be restored) stay in the file, at the bottom, until their notices
+/// are delivered.
+pub(crate) fn keep(
+    store: &PendingActionStore,
+    file: StackFile,
+    lost: Vec<Stored>,
+) -> Result<(), StateError> {
+    let mut now: Vec<_> = lost.into_iter().map(|s| (PendingId::LOST, s)).collect();
+    now.extend(
+        store
+            .kept_now()
+            .into_iter()
+            .map(|(id, summary, state)| (id, stored(&summary, state))),
+    );
+    file.replace(now)?;
+    store.keep_with(Box::new(file));
+    Ok(())
+}
+
 /// What an action is kept as.
 pub(crate) fn stored(summary: &PendingSummary, durable: Option<DurableState>) -> Stored {
     let (kind, state) = match durable {
@@ -395,10 +397,7 @@ pub(crate) fn read(path: &Path) -> Result<Vec<Stored>, StateError> {
 /// Pushes the kept actions back on `store` (bottom first) and returns the notices for those
 /// that could not be restored (with why), and those actions as kept: they stay in the file
 /// until their notices have been delivered.
-pub(crate) fn restore(
-    store: &crate::PendingActionStore,
-    kept: Vec<Stored>,
-) -> (Vec<String>, Vec<Stored>) {
+pub(crate) fn restore(store: &PendingActionStore, kept: Vec<Stored>) -> (Vec<String>, Vec<Stored>) {
     let mut lost = Vec::new();
     let mut unrestored = Vec::new();
     for stored in kept {

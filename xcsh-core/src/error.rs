@@ -2,6 +2,10 @@
 
 use std::fmt;
 
+use serde_json::Value;
+
+use crate::action::PendingSummary;
+
 /// What kind of failure a [`ToolError`] (or an error result) is: the part a program
 /// branches on. The message is for the model and for people; the kind is for code.
 ///
@@ -182,12 +186,10 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     /// Keeps the whole cause chain: `outer: inner: root`. A
-    /// [`ResolveError`](crate::ResolveError) keeps its kind; any other error is
+    /// [`ResolveError`] keeps its kind; any other error is
     /// [`ErrorKind::Tool`].
     fn from(error: E) -> Self {
-        if let Some(resolve) =
-            (&error as &dyn std::any::Any).downcast_ref::<crate::resolve::ResolveError>()
-        {
+        if let Some(resolve) = (&error as &dyn std::any::Any).downcast_ref::<ResolveError>() {
             return ToolError::with_kind(resolve.kind(), resolve.to_string());
         }
         let mut message = error.to_string();
@@ -214,3 +216,78 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         "panic with a non-string payload".to_owned()
     }
 }
+
+/// The exact error when nothing is pending.
+pub const NOTHING_PENDING: &str = "No pending action to resolve. Nothing to apply or discard.";
+
+/// Every failed apply's message starts with this.
+pub const APPLY_FAILED_PREFIX: &str = "Apply failed: ";
+
+/// Why a resolve did not happen.
+// A failed apply carries everything the caller needs to report it; resolves are rare enough
+// that the size of the `Err` does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResolveError {
+    /// The stack was empty.
+    NothingPending,
+    /// The approval policy did not let the apply happen yet (no answer, cancelled, nobody to
+    /// ask, an approval of another effect); nothing was written and the action is back where
+    /// it was.
+    NotApproved {
+        /// The action, still pending.
+        summary: PendingSummary,
+        /// The reason given.
+        reason: String,
+        /// Why, and how to proceed.
+        message: String,
+        /// The approval record (`details.approval` of the result).
+        approval: Value,
+    },
+    /// `apply` failed or panicked; the action is back on top of the stack.
+    ApplyFailed {
+        /// The action, still pending.
+        summary: PendingSummary,
+        /// The reason given.
+        reason: String,
+        /// What went wrong.
+        cause: ToolError,
+    },
+}
+
+impl fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResolveError::NothingPending => f.write_str(NOTHING_PENDING),
+            ResolveError::NotApproved {
+                summary, message, ..
+            } => write!(
+                f,
+                "Not approved: {message}\nThe action `{}` is still pending.",
+                summary.label
+            ),
+            ResolveError::ApplyFailed { summary, cause, .. } => write!(
+                f,
+                "{APPLY_FAILED_PREFIX}{cause}\nThe action `{}` is still pending: fix the cause and call `resolve` with action \"apply\" again, or \"discard\" it.",
+                summary.label
+            ),
+        }
+    }
+}
+
+impl ResolveError {
+    /// [`ErrorKind::NothingPending`], or for a failed apply [`ErrorKind::Stale`] when the
+    /// cause was stale files and [`ErrorKind::ApplyFailed`] otherwise.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ResolveError::NothingPending => ErrorKind::NothingPending,
+            ResolveError::NotApproved { .. } => ErrorKind::ApprovalPending,
+            ResolveError::ApplyFailed { cause, .. } => match cause.kind() {
+                stale @ ErrorKind::Stale { .. } => stale.clone(),
+                _ => ErrorKind::ApplyFailed,
+            },
+        }
+    }
+}
+
+impl std::error::Error for ResolveError {}

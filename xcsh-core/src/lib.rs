@@ -52,17 +52,42 @@
 //! # });
 //! ```
 
+//!
+//! # Layers
+//!
+//! Each module names only modules below it (`tests/layers.rs` fails on a circle):
+//!
+//! ```text
+//! builder, turn                  build sessions; a provider's response in, its messages out
+//! session                        one conversation: calls, reminders, tool choice, resources
+//! registry, render, macro_support  validated tools shared by sessions; views for people
+//! resolve, suite                 `resolve` (take → gate → run → record); sets of tools
+//! tool                           the `Tool` and `CustomTool` traits
+//! context                        what a running tool sees
+//! durable, resources, pending_fn the kept stack; published resources; closures as actions
+//! pending                        the stack (durable observes it through `Keeper`)
+//! approval, bounds               policies, the gate, rules, the audit log
+//! result                         what a tool returns
+//! error                          `ToolError`, `ErrorKind`, `ResolveError`
+//! action, dialect, locate        `PendingId`, `PendingSummary`, `ResolveAction`; providers
+//! effect, framing, future, kept, names, schema   leaves
+//! ```
+
 #[doc(hidden)]
 #[path = "macro_support.rs"]
 pub mod __macro_support;
+mod action;
 pub mod approval;
 mod bounds;
+mod builder;
 mod context;
 pub mod dialect;
 pub mod durable;
 mod effect;
 mod error;
 pub mod framing;
+mod future;
+mod kept;
 mod locate;
 mod names;
 mod pending;
@@ -79,6 +104,7 @@ mod tool;
 pub mod turn;
 
 pub use bounds::MAX_ARGUMENT_DEPTH;
+pub use builder::SessionBuilder;
 pub use context::{
     Extensions, Progress, ProgressSink, RESOLVE_REMINDER, Reminders, STORE_UNAVAILABLE, ToolContext,
 };
@@ -86,13 +112,14 @@ pub use dialect::Dialect;
 pub use dialect::Provider;
 pub use effect::{Effect, EffectKind, EffectSource, FileEffect};
 pub use error::{ErrorKind, ToolError};
+pub use future::BoxFuture;
 pub use names::validate_tool_name;
 pub use pending::{
     DEFAULT_SOURCE_TOOL_NAME, PendingAction, PendingActionStore, PendingEvent, PendingId,
     PendingSummary,
 };
 pub use pending_fn::PendingFn;
-pub use registry::{BuildError, DialectNotEnabled, Registry, SessionBuilder};
+pub use registry::{BuildError, DialectNotEnabled, Registry};
 pub use render::ResolutionView;
 pub use resolve::{
     APPLY_FAILED_PREFIX, NOTHING_PENDING, RESOLVE_TOOL_LABEL, RESOLVE_TOOL_NAME, Resolution,
@@ -108,7 +135,7 @@ pub use schema::JsonObject;
 pub use session::{CallOptions, ResolveBias, Session};
 pub use suite::{Suite, ToolSuite, registered_suite};
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{BoxFuture, CustomTool, Tool, ToolAnnotations, decode_arguments};
+pub use tool::{CustomTool, Tool, ToolAnnotations, decode_arguments};
 
 // Plumbing of the macros and the facade, not API: generated code reaches these through
 // `__macro_support`.

@@ -7,15 +7,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use futures_util::FutureExt;
-use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
+pub use crate::action::{PendingId, PendingSummary};
 use crate::approval::AuditSink;
 use crate::effect::Effect;
 use crate::error::{ErrorKind, ToolError, panic_message};
+use crate::future::BoxFuture;
+use crate::kept::{DurableState, StateError};
 use crate::result::AgentToolResult;
-use crate::tool::BoxFuture;
 
 /// The source tool name of an action that does not name one.
 pub const DEFAULT_SOURCE_TOOL_NAME: &str = "custom_tool";
@@ -109,7 +110,7 @@ pub trait PendingAction: Send + 'static {
     /// [`durable`](crate::durable)): `#[pending(durable)]` writes this for a
     /// `Serialize + Deserialize` struct. `None` (the default): the action lives only in
     /// memory, and a restarted process reports it lost.
-    fn durable(&self) -> Option<crate::durable::DurableState> {
+    fn durable(&self) -> Option<DurableState> {
         None
     }
 
@@ -135,7 +136,7 @@ trait ErasedAction: Send {
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>>;
     fn reject_boxed<'a>(&'a mut self, reason: &'a str) -> BoxFuture<'a, Option<AgentToolResult>>;
     fn effect_digest_dyn(&self) -> String;
-    fn durable_dyn(&self) -> Option<crate::durable::DurableState>;
+    fn durable_dyn(&self) -> Option<DurableState>;
     fn select_files_dyn(&mut self, files: &[String]) -> Result<(), String>;
     fn label_dyn(&self) -> String;
     fn details_dyn(&self) -> Option<Value>;
@@ -155,7 +156,7 @@ impl<T: PendingAction> ErasedAction for T {
     fn effect_digest_dyn(&self) -> String {
         self.effect_digest()
     }
-    fn durable_dyn(&self) -> Option<crate::durable::DurableState> {
+    fn durable_dyn(&self) -> Option<DurableState> {
         self.durable()
     }
     fn select_files_dyn(&mut self, files: &[String]) -> Result<(), String> {
@@ -170,45 +171,6 @@ impl<T: PendingAction> ErasedAction for T {
     fn effect_dyn(&self) -> Effect {
         self.effect()
     }
-}
-
-/// Identifies a pending action within its store; never reused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
-pub struct PendingId(u64);
-
-impl PendingId {
-    /// Marks, in a kept stack, an action that could not be restored and is kept only until
-    /// the notice that it was lost has been delivered (real ids start at 1).
-    pub(crate) const LOST: PendingId = PendingId(0);
-
-    /// The numeric value.
-    pub fn get(self) -> u64 {
-        self.0
-    }
-}
-
-impl fmt::Display for PendingId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#{}", self.0)
-    }
-}
-
-/// What the store knows about an action without running it: taken once at push time.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PendingSummary {
-    /// The action's id.
-    pub id: PendingId,
-    /// Its label.
-    pub label: String,
-    /// The tool that produced it.
-    pub source_tool_name: String,
-    /// Its details, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    /// What it will do ([`PendingAction::effect`]).
-    pub effect: Effect,
 }
 
 /// A pending action taken off the stack by `resolve`, ready to apply or discard.
@@ -248,8 +210,12 @@ impl PendingEntry {
     }
 
     /// What a durable stack keeps of it.
-    fn stored(&self) -> crate::durable::Stored {
-        crate::durable::stored(&self.summary, self.action.durable_dyn())
+    fn kept(&self) -> (PendingId, PendingSummary, Option<DurableState>) {
+        (
+            self.summary.id,
+            self.summary.clone(),
+            self.action.durable_dyn(),
+        )
     }
 
     /// The effect digest now; a panic in it counts as a different effect.
@@ -317,6 +283,30 @@ pub enum PendingEvent {
     Restored(PendingSummary),
 }
 
+/// Where a durable session keeps its stack, told of each change before the change counts:
+/// the store observes through this, and `durable`'s stack file implements it, so the two
+/// meet here without calling each other.
+pub(crate) trait Keeper: Send + Sync {
+    /// `id` was pushed on top.
+    fn push(
+        &self,
+        id: PendingId,
+        summary: &PendingSummary,
+        state: Option<DurableState>,
+    ) -> Result<(), StateError>;
+    /// `id` changed (narrowed by a partial apply).
+    fn update(
+        &self,
+        id: PendingId,
+        summary: &PendingSummary,
+        state: Option<DurableState>,
+    ) -> Result<(), StateError>;
+    /// `id` was resolved: it goes.
+    fn remove(&self, id: PendingId) -> Result<(), StateError>;
+    /// The notices of actions lost in a restart were delivered: they go.
+    fn forget_lost(&self) -> Result<(), StateError>;
+}
+
 /// A per-session LIFO stack of pending actions, safe to share across tasks (`Arc` it).
 ///
 /// Anyone may push and look; only [`resolve`](crate::resolve()) takes an action off, always
@@ -358,7 +348,7 @@ pub struct PendingActionStore {
     /// Where pushes and resolves are recorded, when the session keeps an audit log.
     audit: OnceLock<AuditSink>,
     /// Where the stack is kept, when the session is durable.
-    kept: OnceLock<crate::durable::StackFile>,
+    kept: OnceLock<Box<dyn Keeper>>,
     /// One push at a time, so that the kept stack and the stack in memory get pushes in the
     /// same order.
     pushing: Mutex<()>,
@@ -413,27 +403,21 @@ impl PendingActionStore {
 
     /// Pushes an action on top, first writing it to the state directory when the session is
     /// durable; if that fails, nothing is pushed and the error says why.
-    pub fn try_push(
-        &self,
-        action: impl PendingAction,
-    ) -> Result<PendingId, crate::durable::StateError> {
+    pub fn try_push(&self, action: impl PendingAction) -> Result<PendingId, StateError> {
         let (id, kept) = self.push_inner(action, true);
         kept.map(|()| id)
     }
 
-    /// Keeps this store's stack in `file` from now on, writing what it holds now first.
-    /// `lost` (actions that could not be restored) stay in the file, at the bottom, until
-    /// [`lost_delivered`](Self::lost_delivered).
-    pub(crate) fn keep_in(
-        &self,
-        file: crate::durable::StackFile,
-        lost: Vec<crate::durable::Stored>,
-    ) -> Result<(), crate::durable::StateError> {
-        let mut now: Vec<_> = lost.into_iter().map(|s| (PendingId::LOST, s)).collect();
-        now.extend(self.stack().iter().map(|e| (e.summary.id, e.stored())));
-        file.replace(now)?;
-        let _ = self.kept.set(file);
-        Ok(())
+    /// What a durable stack must hold of this store now, bottom first: each action's id,
+    /// summary and kept state.
+    pub(crate) fn kept_now(&self) -> Vec<(PendingId, PendingSummary, Option<DurableState>)> {
+        self.stack().iter().map(PendingEntry::kept).collect()
+    }
+
+    /// Tells `keeper` of every change from now on (once; later calls are ignored): the
+    /// durable session's stack file, which already holds [`kept_now`](Self::kept_now).
+    pub(crate) fn keep_with(&self, keeper: Box<dyn Keeper>) {
+        let _ = self.kept.set(keeper);
     }
 
     /// The notices of lost actions have been handed out: the kept stack drops them.
@@ -448,7 +432,10 @@ impl PendingActionStore {
     /// `entry` was narrowed (a partial apply): the kept stack holds it as it is now.
     pub(crate) fn narrowed(&self, entry: &PendingEntry) {
         if let Some(kept) = self.kept.get()
-            && let Err(e) = kept.update(entry.summary.id, entry.stored())
+            && let Err(e) = {
+                let (id, summary, state) = entry.kept();
+                kept.update(id, &summary, state)
+            }
         {
             tracing::error!(error = %e, "a narrowed action could not be kept on disk");
         }
@@ -468,8 +455,8 @@ impl PendingActionStore {
         &self,
         action: impl PendingAction,
         refuse_unkept: bool,
-    ) -> (PendingId, Result<(), crate::durable::StateError>) {
-        let id = PendingId(self.next_id.fetch_add(1, Ordering::Relaxed));
+    ) -> (PendingId, Result<(), StateError>) {
+        let id = PendingId::new(self.next_id.fetch_add(1, Ordering::Relaxed));
         let summary = PendingSummary {
             id,
             label: action.label(),
@@ -480,7 +467,7 @@ impl PendingActionStore {
         let _one_at_a_time = self.pushing.lock().unwrap_or_else(PoisonError::into_inner);
         // Durable before anyone hears of it: the preview is returned after this.
         let kept = match self.kept.get() {
-            Some(file) => file.push(id, crate::durable::stored(&summary, action.durable())),
+            Some(keeper) => keeper.push(id, &summary, action.durable()),
             None => Ok(()),
         };
         if kept.is_err() && refuse_unkept {

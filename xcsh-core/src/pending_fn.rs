@@ -6,9 +6,9 @@ use std::future::Future;
 use serde_json::Value;
 
 use crate::error::ToolError;
+use crate::future::BoxFuture;
 use crate::pending::{DEFAULT_SOURCE_TOOL_NAME, PendingAction};
 use crate::result::{AgentToolResult, IntoToolResult};
-use crate::tool::BoxFuture;
 
 type ApplyFn =
     Box<dyn FnMut(String) -> BoxFuture<'static, Result<AgentToolResult, ToolError>> + Send>;

@@ -8,15 +8,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::approval::{ApprovalConfig, ApprovalPolicy, Approver, AuditLog};
+use crate::approval::{ApprovalConfig, ApprovalPolicy, AuditLog};
 use crate::context::Extensions;
 use crate::dialect::{Dialect, ToolMeta, lower_schema, tool_definition};
 use crate::names::{closest, validate_tool_name};
 use crate::resolve::{RESOLVE_TOOL_NAME, ResolveTool};
 use crate::schema::JsonObject;
-use crate::session::Session;
-use crate::suite::{Suite, registered_tools};
-use crate::tool::{CustomTool, Tool, custom_tool};
+use crate::tool::Tool;
 
 /// Why a session could not be built: every problem found, not just the first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,143 +46,28 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
-/// Collects tools and settings, then builds a [`Registry`] or a [`Session`].
-///
-/// ```
-/// use xcsh_core::{Session, ToolSuite};
-/// let session = Session::builder()
-///     .suite(ToolSuite::new())
-///     .workspace_root(std::env::temp_dir())
-///     .strict_resolve_gate(true)
-///     .build()
-///     .unwrap();
-/// assert!(session.tool_names().is_empty()); // nothing declares a push: `resolve` is not listed
-/// ```
+/// What a [`SessionBuilder`](crate::SessionBuilder) collects: the tools and settings a registry
+/// is built from.
 #[derive(Default)]
-pub struct SessionBuilder {
-    tools: Vec<Arc<dyn Tool>>,
-    selection: Option<Vec<String>>,
-    workspace_root: Option<PathBuf>,
-    strict_gate: bool,
-    extensions: Extensions,
-    dialects: Option<Vec<Dialect>>,
-    approval: ApprovalConfig,
-    audit: Option<Arc<AuditLog>>,
+pub(crate) struct Parts {
+    pub(crate) tools: Vec<Arc<dyn Tool>>,
+    pub(crate) selection: Option<Vec<String>>,
+    pub(crate) workspace_root: Option<PathBuf>,
+    pub(crate) strict_gate: bool,
+    pub(crate) extensions: Extensions,
+    pub(crate) dialects: Option<Vec<Dialect>>,
+    pub(crate) approval: ApprovalConfig,
+    pub(crate) audit: Option<Arc<AuditLog>>,
 }
 
-impl SessionBuilder {
-    /// Registers a tool.
-    #[must_use]
-    pub fn tool(mut self, tool: impl Tool) -> Self {
-        self.tools.push(Arc::new(tool));
-        self
-    }
-
-    /// Registers a shared tool.
-    #[must_use]
-    pub fn shared_tool(mut self, tool: Arc<dyn Tool>) -> Self {
-        self.tools.push(tool);
-        self
-    }
-
-    /// Registers a [`CustomTool`] type.
-    #[must_use]
-    pub fn custom<T: CustomTool>(mut self) -> Self {
-        self.tools.push(custom_tool::<T>());
-        self
-    }
-
-    /// Registers every tool of a suite.
-    #[must_use]
-    pub fn suite(mut self, suite: impl Suite) -> Self {
-        self.tools.extend(suite.tools());
-        self
-    }
-
-    /// Registers every tool that registered itself (`#[custom_tool]` does), sorted by name.
-    #[must_use]
-    pub fn registered(mut self) -> Self {
-        let mut registrations: Vec<_> = registered_tools().collect();
-        registrations.sort_by_key(|r| r.name);
-        self.tools
-            .extend(registrations.into_iter().map(|r| (r.make)()));
-        self
-    }
-
-    /// Keeps only the named tools (a person's selection). `resolve` is managed by the
-    /// runtime and cannot be selected or deselected.
-    #[must_use]
-    pub fn select<I, S>(mut self, names: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.selection = Some(names.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// The directory file tools work in (default: the current directory).
-    #[must_use]
-    pub fn workspace_root(mut self, root: impl Into<PathBuf>) -> Self {
-        self.workspace_root = Some(root.into());
-        self
-    }
-
-    /// When on, any call other than `resolve` while actions are pending is refused with a
-    /// message telling the model to call `resolve` first.
-    #[must_use]
-    pub fn strict_resolve_gate(mut self, on: bool) -> Self {
-        self.strict_gate = on;
-        self
-    }
-
-    /// The provider dialects this session must serve (default: all of them). Every tool's
-    /// schema is lowered for each one when the session is built, so a type a dialect cannot
-    /// express is a build error, never a surprise at call time; leave out dialects you don't
-    /// use to accept such types.
-    #[must_use]
-    pub fn dialects(mut self, dialects: impl IntoIterator<Item = Dialect>) -> Self {
-        self.dialects = Some(dialects.into_iter().collect());
-        self
-    }
-
-    /// The approval policy for applies the model asks for through `resolve` (default
-    /// [`ApprovalPolicy::Model`]: they apply). See [`approval`](crate::approval).
-    #[must_use]
-    pub fn approval(mut self, policy: ApprovalPolicy) -> Self {
-        self.approval.policy = policy;
-        self
-    }
-
-    /// The person to ask under [`ApprovalPolicy::Human`] or a rule that says ask. Without
-    /// one, such an apply is refused and the action stays pending.
-    #[must_use]
-    pub fn approver(mut self, approver: impl Approver) -> Self {
-        self.approval.approver = Some(Arc::new(approver));
-        self
-    }
-
-    /// Records every push and resolve of the sessions built from this builder (or its
-    /// registry) in `log`, one JSON line each.
-    #[must_use]
-    pub fn audit(mut self, log: AuditLog) -> Self {
-        self.audit = Some(Arc::new(log));
-        self
-    }
-
-    /// Shares a value with every tool call ([`ToolContext::extension`](crate::ToolContext::extension)).
-    #[must_use]
-    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
-        self.extensions.insert(value);
-        self
-    }
-
-    /// Validates the tools and builds a registry that many sessions can share.
-    pub fn build_registry(self) -> Result<Arc<Registry>, BuildError> {
+impl Registry {
+    /// Validates the tools and builds a registry from a builder's parts.
+    pub(crate) fn build(parts: Parts) -> Result<Arc<Registry>, BuildError> {
+        let this = parts;
         let mut problems = Vec::new();
-        let mut tools = self.tools;
+        let mut tools = this.tools;
 
-        if let Some(selection) = &self.selection {
+        if let Some(selection) = &this.selection {
             for name in selection {
                 if name == RESOLVE_TOOL_NAME {
                     problems.push(format!(
@@ -236,7 +119,7 @@ impl SessionBuilder {
         by_name.insert(RESOLVE_TOOL_NAME.to_owned(), tools.len());
         tools.push(Arc::new(ResolveTool));
 
-        let dialects = self.dialects.unwrap_or_else(|| Dialect::ALL.to_vec());
+        let dialects = this.dialects.unwrap_or_else(|| Dialect::ALL.to_vec());
         let mut lowered = vec![PerDialect::default(); tools.len()];
         let mut definitions = PerDialect::<Arc<[Value]>>::default();
         for &dialect in &dialects {
@@ -261,7 +144,7 @@ impl SessionBuilder {
         if !problems.is_empty() {
             return Err(BuildError { problems });
         }
-        let workspace_root = match self.workspace_root {
+        let workspace_root = match this.workspace_root {
             Some(root) => root,
             None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         };
@@ -270,21 +153,16 @@ impl SessionBuilder {
             by_name,
             offers_resolve,
             workspace_root: Arc::from(workspace_root),
-            strict_gate: self.strict_gate,
-            extensions: Arc::new(self.extensions),
-            approval: match self.approval.policy {
+            strict_gate: this.strict_gate,
+            extensions: Arc::new(this.extensions),
+            approval: match this.approval.policy {
                 ApprovalPolicy::Model => None,
-                _ => Some(Arc::new(self.approval)),
+                _ => Some(Arc::new(this.approval)),
             },
-            audit: self.audit,
+            audit: this.audit,
             lowered,
             definitions,
         }))
-    }
-
-    /// Validates the tools and builds a session.
-    pub fn build(self) -> Result<Session, BuildError> {
-        Ok(Session::new(self.build_registry()?))
     }
 }
 
@@ -427,54 +305,6 @@ impl Registry {
     /// The workspace root given to every call.
     pub fn workspace_root(&self) -> &Path {
         &self.workspace_root
-    }
-
-    /// A new session over these tools, with its own empty pending stack.
-    pub fn session(self: &Arc<Self>) -> Session {
-        Session::new(Arc::clone(self))
-    }
-
-    /// A session whose pending stack is kept in `state_dir` under `key` (see
-    /// [`durable`](crate::durable)): the stack a previous process left there is restored
-    /// first, in order; actions that could not be kept are reported to the model with the
-    /// next result ("`<label>` was lost when the server restarted; preview again.").
-    ///
-    /// ```
-    /// use xcsh_core::Session;
-    ///
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let registry = Session::builder().build_registry().unwrap();
-    /// let session = registry.durable_session(dir.path(), "main").unwrap();
-    /// assert!(session.pending().is_empty());
-    /// // A corrupt file is refused, naming it.
-    /// std::fs::write(dir.path().join("other.stack"), "garbage").unwrap();
-    /// let err = registry.durable_session(dir.path(), "other").unwrap_err();
-    /// assert!(err.to_string().contains("other.stack` cannot be used"), "{err}");
-    /// ```
-    pub fn durable_session(
-        self: &Arc<Self>,
-        state_dir: &Path,
-        key: &str,
-    ) -> Result<Session, crate::durable::StateError> {
-        crate::durable::check_key(state_dir, key)?;
-        std::fs::create_dir_all(state_dir).map_err(|source| crate::durable::StateError::Io {
-            step: "create the state directory",
-            path: state_dir.to_path_buf(),
-            source,
-        })?;
-        let path = state_dir.join(format!("{key}.stack"));
-        let file = crate::durable::StackFile::lock(path.clone())?;
-        let kept = crate::durable::read(&path)?;
-        let session = Session::new(Arc::clone(self));
-        // Restored in memory first, then written once: a crash meanwhile leaves the old file.
-        let (lost, unrestored) = crate::durable::restore(session.pending(), kept);
-        // The lost stay in the file until their notices are taken (`take_reminders`): a
-        // process that dies before telling anyone tells the next one.
-        session.pending().keep_in(file, unrestored)?;
-        for lost in lost {
-            session.reminders().push(lost);
-        }
-        Ok(session)
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::panic::AssertUnwindSafe;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -18,7 +19,7 @@ use crate::dialect::{Dialect, Provider, restore_arguments};
 use crate::error::{ErrorKind, ToolError, panic_message};
 use crate::names::closest;
 use crate::pending::PendingActionStore;
-use crate::registry::{DialectNotEnabled, Registry, SessionBuilder};
+use crate::registry::{DialectNotEnabled, Registry};
 use crate::resolve::{RESOLVE_TOOL_NAME, Resolution, ResolveAction, ResolveError, resolve};
 use crate::resources::{ResourceContents, ResourceError, ResourceInfo, Resources};
 use crate::result::AgentToolResult;
@@ -80,11 +81,6 @@ static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
 
 impl Session {
-    /// Starts building a session.
-    pub fn builder() -> SessionBuilder {
-        SessionBuilder::default()
-    }
-
     /// A session over a registry, with an empty pending stack.
     pub fn new(registry: Arc<Registry>) -> Self {
         let id: Arc<str> = Arc::from(format!(
@@ -430,5 +426,55 @@ impl fmt::Debug for Session {
             .field("tools", &self.tool_names())
             .field("pending", &self.store.len())
             .finish()
+    }
+}
+
+impl Registry {
+    /// A new session over these tools, with its own empty pending stack.
+    pub fn session(self: &Arc<Self>) -> Session {
+        Session::new(Arc::clone(self))
+    }
+
+    /// A session whose pending stack is kept in `state_dir` under `key` (see
+    /// [`durable`](crate::durable)): the stack a previous process left there is restored
+    /// first, in order; actions that could not be kept are reported to the model with the
+    /// next result ("`<label>` was lost when the server restarted; preview again.").
+    ///
+    /// ```
+    /// use xcsh_core::Session;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let registry = Session::builder().build_registry().unwrap();
+    /// let session = registry.durable_session(dir.path(), "main").unwrap();
+    /// assert!(session.pending().is_empty());
+    /// // A corrupt file is refused, naming it.
+    /// std::fs::write(dir.path().join("other.stack"), "garbage").unwrap();
+    /// let err = registry.durable_session(dir.path(), "other").unwrap_err();
+    /// assert!(err.to_string().contains("other.stack` cannot be used"), "{err}");
+    /// ```
+    pub fn durable_session(
+        self: &Arc<Self>,
+        state_dir: &Path,
+        key: &str,
+    ) -> Result<Session, crate::durable::StateError> {
+        crate::durable::check_key(state_dir, key)?;
+        std::fs::create_dir_all(state_dir).map_err(|source| crate::durable::StateError::Io {
+            step: "create the state directory",
+            path: state_dir.to_path_buf(),
+            source,
+        })?;
+        let path = state_dir.join(format!("{key}.stack"));
+        let file = crate::durable::StackFile::lock(path.clone())?;
+        let kept = crate::durable::read(&path)?;
+        let session = Session::new(Arc::clone(self));
+        // Restored in memory first, then written once: a crash meanwhile leaves the old file.
+        let (lost, unrestored) = crate::durable::restore(session.pending(), kept);
+        // The lost stay in the file until their notices are taken (`take_reminders`): a
+        // process that dies before telling anyone tells the next one.
+        crate::durable::keep(session.pending(), file, unrestored)?;
+        for lost in lost {
+            session.reminders().push(lost);
+        }
+        Ok(session)
     }
 }

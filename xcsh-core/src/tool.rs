@@ -2,7 +2,6 @@
 
 use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -12,11 +11,9 @@ use serde_json::Value;
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::future::BoxFuture;
 use crate::result::AgentToolResult;
 use crate::schema::{JsonObject, cached_schema_for};
-
-/// A boxed, `Send` future: what object-safe async methods return.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Hints about a tool's behaviour, as MCP defines them. `None` means "not stated".
 ///

@@ -1,4 +1,16 @@
 //! Built-in tools for xcsh: `ast_edit`, `ast_grep`, `undo`, and the stale-safe [`ChangeSet`].
+//!
+//! # Layers
+//!
+//! Each module names only modules below it (the facade's `tests/layers.rs` fails on a circle):
+//!
+//! ```text
+//! ast_edit, ast_grep, undo   the tools, written with the framework's own macros
+//! config, run                their settings; running the engine from an async call
+//! engine, output             parse, match, rewrite, preview; the tools' structured output
+//! changeset                  stale-safe, crash-atomic multi-file edits, recovery, undo
+//! workspace, builtin         path confinement (opening one only reads); the suite
+//! ```
 
 mod ast_edit;
 mod ast_grep;

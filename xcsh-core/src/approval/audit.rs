@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-use crate::pending::PendingSummary;
+use crate::action::PendingSummary;
 
 /// An append-only record of decisions: one JSON object per line, flushed per line, never any
 /// file contents unless asked ([`with_contents`](Self::with_contents)): files appear as

@@ -6,19 +6,72 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt;
 use serde_json::{Value, json};
 
-use super::audit::FileState;
 use super::{
     ApprovalAnswer, ApprovalConfig, ApprovalPolicy, ApprovalRequest, Decision, EffectFacts,
 };
+use crate::action::PendingSummary;
 use crate::error::ErrorKind;
-use crate::pending::{PendingActionStore, PendingSummary};
-use crate::resolve::ResolveAction;
 use crate::result::AgentToolResult;
+
+/// Who decided a resolve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DecidedBy {
+    /// The host (a person's decision already: a UI's button).
+    Host,
+    /// The model, with no policy that asks.
+    Model,
+    /// A person, asked through the approver.
+    Person,
+    /// A rule of the policy.
+    Rule(String),
+    /// Nobody: there was no one to ask.
+    Nobody,
+}
+
+impl DecidedBy {
+    /// As the result's details and the audit log spell it: `host`, `model`, `person`,
+    /// `rule:<name>`, `nobody`.
+    pub(crate) fn spelt(&self) -> String {
+        match self {
+            DecidedBy::Host => "host".into(),
+            DecidedBy::Model => "model".into(),
+            DecidedBy::Person => "person".into(),
+            DecidedBy::Rule(name) => format!("rule:{name}"),
+            DecidedBy::Nobody => "nobody".into(),
+        }
+    }
+}
+
+/// What came of a resolve, as the audit log records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Applied,
+    Discarded,
+    Declined,
+    Denied,
+    /// Not approved (yet): the action stays pending.
+    Pending,
+    /// The apply failed: the action stays pending.
+    Failed,
+}
+
+impl Outcome {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Applied => "applied",
+            Outcome::Discarded => "discarded",
+            Outcome::Declined => "declined",
+            Outcome::Denied => "denied",
+            Outcome::Pending => "pending",
+            Outcome::Failed => "failed",
+        }
+    }
+}
 
 /// How an apply was let through, or why not, for the result and the audit log.
 pub(crate) struct Note {
     pub(crate) policy: &'static str,
-    pub(crate) decided_by: String,
+    pub(crate) decided_by: DecidedBy,
     pub(crate) rule: Option<String>,
     pub(crate) decision: Option<Decision>,
     pub(crate) answer: Option<&'static str>,
@@ -28,64 +81,12 @@ impl Note {
     pub(crate) fn json(&self, effect_digest: &str) -> Value {
         json!({
             "policy": self.policy,
-            "decidedBy": self.decided_by,
+            "decidedBy": self.decided_by.spelt(),
             "rule": self.rule,
             "decision": self.decision.map(Decision::as_str),
             "answer": self.answer,
             "effectDigest": effect_digest,
         })
-    }
-}
-
-/// What every audit line of one resolve shares.
-pub(crate) struct ResolveAudit<'a> {
-    pub(crate) store: &'a PendingActionStore,
-    pub(crate) summary: &'a PendingSummary,
-    pub(crate) action: ResolveAction,
-    pub(crate) reason: &'a str,
-    pub(crate) effect_digest: &'a str,
-}
-
-impl ResolveAudit<'_> {
-    /// Appends the resolve's line to the session's audit log, if it keeps one: who decided,
-    /// the outcome, and for an apply each file's hash before and after.
-    pub(crate) fn record(
-        &self,
-        note: &Note,
-        outcome: &str,
-        files: Option<(&[String], &[FileState])>,
-    ) {
-        let Some(audit) = self.store.audit() else {
-            return;
-        };
-        let summary = self.summary;
-        let mut line = json!({
-            "event": "resolve",
-            "session": &*audit.session,
-            "id": summary.id,
-            "tool": summary.source_tool_name,
-            "label": summary.label,
-            "action": self.action.as_str(),
-            "reason": self.reason,
-            "decidedBy": note.decided_by,
-            "policy": note.policy,
-            "rule": note.rule,
-            "decision": note.decision.map(Decision::as_str),
-            "answer": note.answer,
-            "outcome": outcome,
-            "effectDigest": self.effect_digest,
-        });
-        if let Some((paths, before)) = files {
-            let after = audit.states(paths);
-            let contents = audit.log.records_contents();
-            line["files"] = paths
-                .iter()
-                .zip(before)
-                .zip(&after)
-                .map(|((path, before), after)| FileState::json(path, before, after, contents))
-                .collect();
-        }
-        audit.log.record(line);
     }
 }
 
@@ -96,7 +97,7 @@ pub(crate) enum Gate {
     /// Apply if the effect still has this digest (a person accepted it).
     Accepted(String),
     /// Discard, with this result (declined or denied).
-    Drop(AgentToolResult, &'static str),
+    Drop(AgentToolResult, Outcome),
     /// Leave it pending: why, and how to proceed.
     Hold(String),
 }
@@ -123,11 +124,11 @@ pub(crate) async fn approval_gate(
             note.rule = Some(decided.rule.clone());
             match decided.decision {
                 Decision::Allow => {
-                    note.decided_by = format!("rule:{}", decided.rule);
+                    note.decided_by = DecidedBy::Rule(decided.rule.clone());
                     return Gate::Go;
                 }
                 Decision::Deny => {
-                    note.decided_by = format!("rule:{}", decided.rule);
+                    note.decided_by = DecidedBy::Rule(decided.rule.clone());
                     return Gate::Drop(
                         AgentToolResult::failure(
                             ErrorKind::Denied,
@@ -136,7 +137,7 @@ pub(crate) async fn approval_gate(
                                 decided.rule, summary.label
                             ),
                         ),
-                        "denied",
+                        Outcome::Denied,
                     );
                 }
                 Decision::Ask => Some(decided.rule),
@@ -151,7 +152,7 @@ pub(crate) async fn approval_gate(
     // rules is denied instead, since no rule could allow it.
     let unknown_under_rules = !facts.known && matches!(config.policy, ApprovalPolicy::Rules(_));
     let nobody = |why: &str, note: &mut Note| {
-        note.decided_by = "nobody".into();
+        note.decided_by = DecidedBy::Nobody;
         if unknown_under_rules {
             note.decision = Some(Decision::Deny);
             return Gate::Drop(
@@ -162,7 +163,7 @@ pub(crate) async fn approval_gate(
                         summary.label
                     ),
                 ),
-                "denied",
+                Outcome::Denied,
             );
         }
         Gate::Hold(format!(
@@ -186,7 +187,7 @@ pub(crate) async fn approval_gate(
         .catch_unwind()
         .await
         .unwrap_or(ApprovalAnswer::Cancel);
-    note.decided_by = "person".into();
+    note.decided_by = DecidedBy::Person;
     match answer {
         ApprovalAnswer::Accept {
             effect_digest: approved,
@@ -205,7 +206,7 @@ pub(crate) async fn approval_gate(
             }
             Gate::Drop(
                 AgentToolResult::failure(ErrorKind::Declined, text),
-                "declined",
+                Outcome::Declined,
             )
         }
         ApprovalAnswer::Unavailable { why } => {

@@ -57,11 +57,11 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::pending::PendingSummary;
-use crate::tool::BoxFuture;
+use crate::action::PendingSummary;
+use crate::future::BoxFuture;
 
 pub use audit::AuditLog;
-pub(crate) use audit::AuditSink;
+pub(crate) use audit::{AuditSink, FileState};
 pub use rules::{Decision, EffectFacts, PolicyError, Rule, RuleMatch, RulePolicy};
 
 /// Who may let `resolve` apply what the model asks it to apply.

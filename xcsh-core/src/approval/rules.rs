@@ -7,7 +7,7 @@ use std::path::Path;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
-use crate::pending::PendingSummary;
+use crate::action::PendingSummary;
 
 /// What a rule decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
