@@ -13,8 +13,8 @@
 use std::path::PathBuf;
 
 use xcsh::mcp::McpServer;
+use xcsh::tool::Workspace;
 use xcsh::tools::builtin_suite;
-use xcsh::tools::workspace::Workspace;
 use xcsh::{Session, ToolContext, ToolError, custom_tool};
 
 /// Counts the lines of a file under the workspace root.

@@ -85,7 +85,7 @@ fn response(dialect: Dialect) -> Value {
             ]}},
             "stopReason": "tool_use"
         }),
-        Dialect::Mcp => unreachable!("an MCP client owns its model"),
+        other => unreachable!("{other:?}: an MCP client owns its model"),
     }
 }
 

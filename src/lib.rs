@@ -106,6 +106,10 @@ pub mod session {
 pub mod tool {
     #[doc(inline)]
     pub use xcsh_core::schema::{cached_schema_for, schema_for};
+    /// Path confinement for tools that touch files: paths a model gives, resolved inside the
+    /// workspace root (no `..`, absolute paths or links out), with the `macros` feature alone.
+    #[doc(inline)]
+    pub use xcsh_core::workspace::{PathError, Workspace, WorkspaceError, is_temp_artifact};
     #[doc(inline)]
     pub use xcsh_core::{
         AgentToolResult, BoxFuture, Content, CustomTool, ErrorKind, IntoToolResult, JsonObject,
@@ -129,8 +133,8 @@ pub mod dialect {
     };
 }
 
-/// The built-in tools: `ast_edit`, `ast_grep` and `undo`, the ast-grep engine they share, and
-/// the workspace confinement they rely on.
+/// The built-in tools: `ast_edit`, `ast_grep` and `undo`, their structured outputs, and the
+/// ast-grep engine they share (their path confinement is [`tool::Workspace`]).
 #[cfg(feature = "tools")]
 pub mod tools {
     #[doc(inline)]
@@ -143,8 +147,18 @@ pub mod tools {
         CaptureSummary, ChangeOutput, ChangeStatus, ChangeTotals, FileChange, MAX_OUTPUT_BYTES,
         MatchSummary, SearchOutput, SearchTotals, preview_resource,
     };
-    #[doc(inline)]
-    pub use xcsh_tools::{engine, workspace};
+
+    /// The ast-grep engine `ast_edit` and `ast_grep` share: plan an edit or a search over a
+    /// [`Scope`](engine::Scope) of the workspace, preview it, find near misses.
+    pub mod engine {
+        #[doc(inline)]
+        pub use xcsh_tools::engine::{
+            CacheStats, CancelFlag, Capture, Control, DEFAULT_CACHE_BYTES, EditPlan, EditRequest,
+            EditTotals, EngineError, FileEdit, Lang, LimitReport, MAX_NEAR_MISSES, Match, NearMiss,
+            Op, ParseCache, Progress, Replacement, Scope, SearchRequest, SearchResult,
+            SearchTotals, Skipped, WalkOptions, Within, near_misses, plan_edits, preview, search,
+        };
+    }
 }
 
 /// Stale-safe, all-or-nothing multi-file edits: what `ast_edit` applies, and what any tool

@@ -21,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use xcsh::tools::workspace::is_temp_artifact;
+use xcsh::tool::is_temp_artifact;
 
 mod common;
 

@@ -10,11 +10,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use xcsh::changeset::{ChangeSet, UndoLimits};
-use xcsh::tools::engine::{
-    self, Control, EditPlan, EditRequest, EngineError, Lang, Op, Scope, Within,
-};
-use xcsh::tools::workspace::{PathError, Workspace};
+use xcsh::tool::{PathError, Workspace};
+use xcsh::tools::engine::{Control, EditPlan, EditRequest, EngineError, Lang, Op, Scope, Within};
+// The binary reaches the engine's own plumbing, which the facade does not show.
 use xcsh::tools::{preview_notes, render_near_misses, render_preview, summary};
+use xcsh_tools::engine;
 
 use super::progress::StderrProgress;
 use super::{Failure, confirm, review, root, style, undo};

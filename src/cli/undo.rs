@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use xcsh::changeset::{Undo, UndoLimits};
-use xcsh::tools::workspace::Workspace;
+use xcsh::tool::Workspace;
 
 use super::{Failure, confirm, root, style};
 

@@ -230,7 +230,7 @@ mod turn {
                 {"toolUse": {"toolUseId": "tooluse_1", "name": "add", "input": one}},
                 {"toolUse": {"toolUseId": "tooluse_2", "name": "add", "input": two}}
             ]}}, "stopReason": "tool_use"}),
-            Dialect::Mcp => unreachable!("MCP has no model responses"),
+            other => unreachable!("{other:?} has no model responses in this benchmark"),
         }
     }
 

@@ -228,6 +228,7 @@ pub const APPLY_FAILED_PREFIX: &str = "Apply failed: ";
 // that the size of the `Err` does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ResolveError {
     /// The stack was empty.
     NothingPending,

@@ -102,6 +102,7 @@ mod session;
 mod suite;
 mod tool;
 pub mod turn;
+pub mod workspace;
 
 pub use bounds::MAX_ARGUMENT_DEPTH;
 pub use builder::SessionBuilder;

@@ -273,6 +273,7 @@ impl fmt::Debug for PendingEntry {
 
 /// A change to a store's stack, as seen by [`PendingActionStore::subscribe`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum PendingEvent {
     /// An action was pushed on top.
     Pushed(PendingSummary),

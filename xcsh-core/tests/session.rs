@@ -436,6 +436,7 @@ async fn store_events_report_push_pop_and_restore() {
             PendingEvent::Pushed(s) => ("pushed", s.id),
             PendingEvent::Popped(s) => ("popped", s.id),
             PendingEvent::Restored(s) => ("restored", s.id),
+            other => panic!("an event this test does not know: {other:?}"),
         });
     }
     assert_eq!(kinds, [("pushed", id), ("popped", id), ("restored", id)]);

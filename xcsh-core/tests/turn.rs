@@ -187,7 +187,7 @@ fn response(dialect: Dialect, calls: &[Call<'_>]) -> Value {
             json!({"output": {"message": {"role": "assistant", "content": content}},
                    "stopReason": "tool_use"})
         }
-        Dialect::Mcp => unreachable!("MCP has no model responses"),
+        other => unreachable!("{other:?} has no model responses here"),
     }
 }
 
@@ -308,7 +308,7 @@ fn answers(dialect: Dialect, messages: &[Value]) -> (Vec<(String, String, bool)>
                 }
             }
         }
-        Dialect::Mcp => unreachable!(),
+        other => unreachable!("{other:?} has no model responses here"),
     }
     (answers, reminders)
 }

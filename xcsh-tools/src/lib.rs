@@ -9,7 +9,7 @@
 //! config, run                their settings; running the engine from an async call
 //! engine, output             parse, match, rewrite, preview; the tools' structured output
 //! changeset                  stale-safe, crash-atomic multi-file edits, recovery, undo
-//! workspace, builtin         path confinement (opening one only reads); the suite
+//! builtin                    the suite (path confinement, `workspace`, is xcsh-core's)
 //! ```
 
 mod ast_edit;
@@ -21,7 +21,9 @@ pub mod engine;
 mod output;
 mod run;
 mod undo;
-pub mod workspace;
+/// Path confinement: what a workspace lets a tool touch (in `xcsh-core`, for tools built with
+/// the macros alone too).
+pub use xcsh_core::workspace;
 
 pub use ast_edit::{AST_EDIT, AstEdit, AstEditOp, preview_notes, render_preview, summary};
 pub use ast_grep::{AST_GREP, AstGrep, render_matches, render_near_misses};

@@ -66,6 +66,7 @@ pub use rules::{Decision, EffectFacts, PolicyError, Rule, RuleMatch, RulePolicy}
 
 /// Who may let `resolve` apply what the model asks it to apply.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub enum ApprovalPolicy {
     /// The model's `resolve` apply applies (the default; behaviour without a policy).
     #[default]

@@ -77,6 +77,7 @@ pub(crate) const SINGLE_SUBSCHEMA_KEYWORDS: &[&str] = &[
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Dialect {
     /// Anthropic Messages API.
     Anthropic,

@@ -55,13 +55,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use crate::changeset::Fingerprint;
-pub use cache::{CacheStats, DEFAULT_CACHE_BYTES, ParseCache, RACY_WINDOW, TREE_BYTES_PER_NODE};
+pub use cache::{CacheStats, DEFAULT_CACHE_BYTES, ParseCache};
+// Calibration the tests and benchmarks check, not API.
+#[cfg(feature = "testing")]
+pub use cache::{RACY_WINDOW, TREE_BYTES_PER_NODE};
 pub use error::EngineError;
 pub use lang::Lang;
+#[cfg(feature = "testing")]
+pub use near_miss::NEAR_MISS_FLOOR;
 pub(crate) use near_miss::search_then_near_misses;
+// The binary's one-walk answer after a search that parsed nothing: plumbing, not API.
+#[doc(hidden)]
+pub use near_miss::near_misses_after_parsing_none;
 pub use near_miss::{
-    MAX_NEAR_MISSES, NEAR_MISS_FLOOR, NearMiss, Within, near_miss_deadline, near_misses,
-    near_misses_after_parsing_none, with_near_misses,
+    MAX_NEAR_MISSES, NearMiss, Within, near_miss_deadline, near_misses, with_near_misses,
 };
 pub use pattern::{CompiledOps, Op, pattern_shape};
 pub use rewrite::{

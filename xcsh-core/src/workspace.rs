@@ -22,7 +22,7 @@ const MAX_SYMLINK_HOPS: usize = 40;
 /// Cheap to clone (the root is shared).
 ///
 /// ```
-/// use xcsh_tools::workspace::Workspace;
+/// use xcsh_core::workspace::Workspace;
 ///
 /// let dir = tempfile::tempdir()?;
 /// std::fs::create_dir(dir.path().join("src"))?;
@@ -156,16 +156,17 @@ impl fmt::Display for Via<'_> {
 
 /// What [`Workspace::resolve_entry`] found at a path, without following its last component.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Entry {
+#[doc(hidden)]
+pub struct Entry {
     /// The path with every directory resolved but its last component kept as named: for a
     /// symbolic link, the link itself.
-    pub(crate) named: PathBuf,
+    pub named: PathBuf,
     /// Where the path finally leads (links followed); inside the root.
-    pub(crate) target: PathBuf,
+    pub target: PathBuf,
     /// Whether the last component is a symbolic link.
-    pub(crate) is_symlink: bool,
+    pub is_symlink: bool,
     /// Whether `target` exists.
-    pub(crate) exists: bool,
+    pub exists: bool,
 }
 
 /// One piece still to walk during resolution.
@@ -185,10 +186,10 @@ impl Workspace {
     /// Opens `root` as a workspace: it must exist and be a directory; it is canonicalised
     /// (symbolic links and `..` resolved) once, here. It only reads: an apply a crash
     /// interrupted in this root is finished or undone by the next apply (or by
-    /// [`recover`](crate::changeset::recover), `xcsh recover`), not by opening it.
+    /// `xcsh_tools::changeset::recover`, `xcsh recover`), not by opening it.
     ///
     /// ```
-    /// use xcsh_tools::workspace::Workspace;
+    /// use xcsh_core::workspace::Workspace;
     ///
     /// let dir = tempfile::tempdir()?;
     /// let ws = Workspace::new(dir.path())?;
@@ -228,7 +229,7 @@ impl Workspace {
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
-    /// let ws = xcsh_tools::workspace::Workspace::new(dir.path())?;
+    /// let ws = xcsh_core::workspace::Workspace::new(dir.path())?;
     /// assert!(ws.root().is_absolute());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -246,7 +247,7 @@ impl Workspace {
     /// or when it is empty.
     ///
     /// ```
-    /// use xcsh_tools::workspace::{PathError, Workspace};
+    /// use xcsh_core::workspace::{PathError, Workspace};
     ///
     /// let dir = tempfile::tempdir()?;
     /// let ws = Workspace::new(dir.path())?;
@@ -264,7 +265,7 @@ impl Workspace {
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
-    /// let ws = xcsh_tools::workspace::Workspace::new(dir.path())?;
+    /// let ws = xcsh_core::workspace::Workspace::new(dir.path())?;
     /// let err = ws.resolve_existing("nope.rs").unwrap_err();
     /// assert!(err.to_string().starts_with("path `nope.rs` does not exist under the workspace root"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -286,7 +287,8 @@ impl Workspace {
     ///
     /// `ChangeSet` needs both: a symbolic link is edited at its target, but deleting or
     /// renaming must know it is looking at a link.
-    pub(crate) fn resolve_entry(&self, user_path: &Path) -> Result<Entry, PathError> {
+    #[doc(hidden)]
+    pub fn resolve_entry(&self, user_path: &Path) -> Result<Entry, PathError> {
         let mut pieces = self.start(user_path)?;
         let last = match pieces.back() {
             Some(Piece::Name(name)) => Some(name.clone()),
@@ -350,7 +352,7 @@ impl Workspace {
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
-    /// let ws = xcsh_tools::workspace::Workspace::new(dir.path())?;
+    /// let ws = xcsh_core::workspace::Workspace::new(dir.path())?;
     /// assert_eq!(ws.display(&ws.root().join("src").join("lib.rs")), "src/lib.rs");
     /// assert_eq!(ws.display(ws.root()), ".");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -536,10 +538,8 @@ fn has_more_names(pieces: &VecDeque<Piece>) -> bool {
 /// hang the open. With `max`, reads at most `max + 1` bytes: enough to tell that the file is
 /// longer than expected without holding whatever now stands there. Returns the metadata the
 /// file had when it was opened, too.
-pub(crate) fn read_no_follow(
-    path: &Path,
-    max: Option<u64>,
-) -> io::Result<(Vec<u8>, std::fs::Metadata)> {
+#[doc(hidden)]
+pub fn read_no_follow(path: &Path, max: Option<u64>) -> io::Result<(Vec<u8>, std::fs::Metadata)> {
     let (file, meta) = open_no_follow(path)?;
     let cap = max.map_or(meta.len(), |m| m.min(meta.len()));
     Ok((read_at_most(&file, cap, max)?, meta))
@@ -547,7 +547,8 @@ pub(crate) fn read_no_follow(
 
 /// Opens the regular file at `path` for reading as [`read_no_follow`] does, with the metadata
 /// of what was opened (taken from the open file, not the path).
-pub(crate) fn open_no_follow(path: &Path) -> io::Result<(std::fs::File, std::fs::Metadata)> {
+#[doc(hidden)]
+pub fn open_no_follow(path: &Path) -> io::Result<(std::fs::File, std::fs::Metadata)> {
     #[cfg(unix)]
     let file = {
         use rustix::fs::{Mode, OFlags};
@@ -564,11 +565,8 @@ pub(crate) fn open_no_follow(path: &Path) -> io::Result<(std::fs::File, std::fs:
 }
 
 /// Reads `file` to its end, or `max + 1` bytes at most; `expected` sizes the buffer.
-pub(crate) fn read_at_most(
-    file: &std::fs::File,
-    expected: u64,
-    max: Option<u64>,
-) -> io::Result<Vec<u8>> {
+#[doc(hidden)]
+pub fn read_at_most(file: &std::fs::File, expected: u64, max: Option<u64>) -> io::Result<Vec<u8>> {
     use std::io::Read as _;
     let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0).saturating_add(1));
     match max {
@@ -579,15 +577,19 @@ pub(crate) fn read_at_most(
 }
 
 /// The marker `ChangeSet` puts in the names of its temporary files.
-pub(crate) const TEMP_MARKER: &str = ".xcsh-tmp.";
+#[doc(hidden)]
+pub const TEMP_MARKER: &str = ".xcsh-tmp.";
 /// The marker `ChangeSet` puts in the names of its backups.
-pub(crate) const BACKUP_MARKER: &str = ".xcsh-bak.";
+#[doc(hidden)]
+pub const BACKUP_MARKER: &str = ".xcsh-bak.";
 /// Hex digits of the random token that ends every temp or backup name.
-pub(crate) const TOKEN_LEN: usize = 16;
+#[doc(hidden)]
+pub const TOKEN_LEN: usize = 16;
 
 /// Whether `path` is the lock or journal of an apply (`<root>/.xcsh/apply.*`), which no
 /// search or edit should see.
-pub(crate) fn is_apply_state(ws: &Workspace, path: &Path) -> bool {
+#[doc(hidden)]
+pub fn is_apply_state(ws: &Workspace, path: &Path) -> bool {
     path.parent() == Some(&ws.root().join(".xcsh"))
         && path
             .file_name()
@@ -595,7 +597,7 @@ pub(crate) fn is_apply_state(ws: &Workspace, path: &Path) -> bool {
 }
 
 /// Whether `name` (a file name, not a path) is a temporary or backup file that
-/// [`ChangeSet::apply`](crate::changeset::ChangeSet::apply) creates next to the files it
+/// `ChangeSet::apply` (xcsh-tools) creates next to the files it
 /// edits.
 ///
 /// After a successful apply none remain; after a crash (SIGKILL, power loss) some may. Walkers
@@ -605,7 +607,7 @@ pub(crate) fn is_apply_state(ws: &Workspace, path: &Path) -> bool {
 /// hex digits}` (an original kept for rollback).
 ///
 /// ```
-/// use xcsh_tools::workspace::is_temp_artifact;
+/// use xcsh_core::workspace::is_temp_artifact;
 ///
 /// assert!(is_temp_artifact(".lib.rs.xcsh-tmp.0123456789abcdef"));
 /// assert!(is_temp_artifact(".lib.rs.xcsh-bak.0123456789abcdef"));
