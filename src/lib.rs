@@ -70,7 +70,7 @@ pub mod pending {
     /// `#[pending(durable)]`).
     pub mod durable {
         #[doc(inline)]
-        pub use xcsh_core::durable::{DurableKind, DurableState, StateError};
+        pub use xcsh_core::durable::{DurableState, StateError};
     }
 }
 
@@ -156,8 +156,17 @@ pub mod tools {
             CacheStats, CancelFlag, Capture, Control, DEFAULT_CACHE_BYTES, EditPlan, EditRequest,
             EditTotals, EngineError, FileEdit, Lang, LimitReport, MAX_NEAR_MISSES, Match, NearMiss,
             Op, ParseCache, Progress, Replacement, Scope, SearchRequest, SearchResult,
-            SearchTotals, Skipped, WalkOptions, Within, near_misses, plan_edits, preview, search,
+            SearchTotals, Skipped, WalkOptions, Within, near_misses, plan_edits, search,
         };
+
+        /// Showing a plan: unified diffs for people and models, its details for interfaces.
+        pub mod preview {
+            #[doc(inline)]
+            pub use xcsh_tools::engine::preview::{
+                Details, FileDetails, FilePreview, ReplacementDetail, details, file_previews,
+                try_unified_diff, unified_diff,
+            };
+        }
     }
 }
 

@@ -45,6 +45,62 @@ fn use_names(tree: &UseTree, out: &mut Vec<String>) {
     }
 }
 
+/// Whether `path` (a `use` path into one of xcsh's own crates) names a module of that crate:
+/// re-exporting a module whole would make everything in it public without a decision.
+fn is_crate_module(path: &[String]) -> bool {
+    let Some((krate, rest)) = path.split_first() else {
+        return false;
+    };
+    let dir = match krate.as_str() {
+        "xcsh_core" => "xcsh-core",
+        "xcsh_tools" => "xcsh-tools",
+        // A proc-macro crate exports only macros (`pending` is one, and a module inside).
+        _ => return false,
+    };
+    if rest.is_empty() {
+        return false;
+    }
+    let mut at = repo().join(dir).join("src");
+    for segment in &rest[..rest.len() - 1] {
+        at = at.join(segment);
+    }
+    let last = &rest[rest.len() - 1];
+    // Declared `pub mod` in its parent (a private module of the same name is not re-exported:
+    // `xcsh_core::resolve` is a function).
+    let parent = if rest.len() == 1 {
+        at.join("lib.rs")
+    } else if at.join("mod.rs").exists() {
+        at.join("mod.rs")
+    } else {
+        at.with_extension("rs")
+    };
+    std::fs::read_to_string(parent)
+        .is_ok_and(|text| text.lines().any(|l| l.trim() == format!("pub mod {last};")))
+}
+
+/// The full paths a `use` tree names (`a::b::{c, d}` gives `a::b::c` and `a::b::d`).
+fn use_paths(tree: &UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match tree {
+        UseTree::Path(path) => {
+            prefix.push(path.ident.to_string());
+            use_paths(&path.tree, prefix, out);
+            prefix.pop();
+        }
+        UseTree::Name(name) => {
+            let mut full = prefix.clone();
+            full.push(name.ident.to_string());
+            out.push(full);
+        }
+        UseTree::Rename(rename) => {
+            let mut full = prefix.clone();
+            full.push(rename.ident.to_string());
+            out.push(full);
+        }
+        UseTree::Group(group) => group.items.iter().for_each(|t| use_paths(t, prefix, out)),
+        UseTree::Glob(_) => {}
+    }
+}
+
 /// Every public, documented path under `prefix` declared by `items`; `dir` is where an
 /// out-of-line `mod name;` lives.
 fn collect(items: &[Item], prefix: &str, dir: &Path, out: &mut BTreeSet<String>) {
@@ -53,6 +109,18 @@ fn collect(items: &[Item], prefix: &str, dir: &Path, out: &mut BTreeSet<String>)
             Item::Use(u) => {
                 let mut names = Vec::new();
                 use_names(&u.tree, &mut names);
+                if is_public(&u.vis) && !is_hidden(&u.attrs) {
+                    let mut paths = Vec::new();
+                    use_paths(&u.tree, &mut Vec::new(), &mut paths);
+                    for path in paths.iter().filter(|p| is_crate_module(p)) {
+                        // The testing module shows machinery on purpose.
+                        assert!(
+                            prefix.ends_with("::testing"),
+                            "`{prefix}` re-exports the module `{}` whole: list its items in a facade module, so each is a decision",
+                            path.join("::")
+                        );
+                    }
+                }
                 (&u.vis, &u.attrs, names)
             }
             Item::Struct(s) => (&s.vis, &s.attrs, vec![s.ident.to_string()]),
