@@ -141,7 +141,7 @@ fn show_dir(title: &str, dir: &Path) -> std::io::Result<()> {
 async fn call(session: &Session, tool: &str, args: serde_json::Value) {
     println!("> {tool} {args}");
     let result = session.call(tool, args).await;
-    let marker = if result.is_error { "<!" } else { "<" };
+    let marker = if result.is_error() { "<!" } else { "<" };
     for line in result.text_content().lines() {
         println!("{marker} {line}");
     }

@@ -249,7 +249,7 @@ fn rig_result(
         blocks.push(ToolResultContent::text("(no output)"));
     }
     let output = ToolOutput::content(blocks)?;
-    if !result.is_error {
+    if !result.is_error() {
         return Ok(output);
     }
     let message = result.text_content();

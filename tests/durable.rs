@@ -248,7 +248,7 @@ async fn an_ast_edit_preview_survives_a_restart_and_is_still_stale_checked() {
     write(root.path(), "b.rs", "fn b() { y.unwrap(); z(); }\n");
     let fourth = builtins().durable_session(state.path(), "s").unwrap();
     let refused = fourth.call("resolve", apply).await;
-    assert!(refused.is_error);
+    assert!(refused.is_error());
     assert!(
         refused
             .text_content()
@@ -291,7 +291,7 @@ async fn an_apply_a_stopped_process_had_finished_is_reported_not_written_twice()
     let again = restarted
         .call("resolve", json!({"action": "apply", "reason": "r"}))
         .await;
-    assert!(!again.is_error, "{}", again.text_content());
+    assert!(!again.is_error(), "{}", again.text_content());
     assert_eq!(
         again.text_content(),
         "Already applied: 1 replacement in 1 file is already in the files (applied earlier, by a process that stopped before it could report it or by an identical change); nothing was written now."
@@ -315,7 +315,7 @@ async fn an_apply_a_stopped_process_had_finished_is_reported_not_written_twice()
     let refused = third
         .call("resolve", json!({"action": "apply", "reason": "r"}))
         .await;
-    assert!(refused.is_error, "{}", refused.text_content());
+    assert!(refused.is_error(), "{}", refused.text_content());
 
     // Another change from the same original, applied elsewhere, is not this one.
     third
@@ -341,7 +341,7 @@ async fn an_apply_a_stopped_process_had_finished_is_reported_not_written_twice()
     let refused = third
         .call("resolve", json!({"action": "apply", "reason": "r"}))
         .await;
-    assert!(refused.is_error, "{}", refused.text_content());
+    assert!(refused.is_error(), "{}", refused.text_content());
     assert!(
         refused
             .text_content()
@@ -377,7 +377,7 @@ async fn a_file_that_became_a_link_after_a_restart_is_refused_as_before() {
     let refused = second
         .call("resolve", json!({"action": "apply", "reason": "r"}))
         .await;
-    assert!(refused.is_error, "{}", refused.text_content());
+    assert!(refused.is_error(), "{}", refused.text_content());
     assert!(
         refused.text_content().contains("`a.rs`"),
         "{}",

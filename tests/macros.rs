@@ -103,7 +103,7 @@ async fn the_example_runs_through_a_session() {
             json!({"files": ["a.txt", "b.txt", 2]}),
         )
         .await;
-    assert!(bad.is_error);
+    assert!(bad.is_error());
     assert!(
         bad.text_content()
             .contains("files[2]: invalid type: integer `2`, expected a string"),
@@ -117,7 +117,7 @@ async fn the_example_runs_through_a_session() {
     let preview = session
         .call("batch_rename_preview", json!({"files": ["a.txt", "b.txt"]}))
         .await;
-    assert!(!preview.is_error);
+    assert!(!preview.is_error());
     assert_eq!(
         preview.text_content(),
         "Prepared rename plan for 2 files. Call resolve to apply or discard."
@@ -256,7 +256,7 @@ async fn parameter_shapes_decode() {
             json!({"query": "rust", "order": "sideways"}),
         )
         .await;
-    assert!(bad.is_error);
+    assert!(bad.is_error());
     assert!(
         bad.text_content().contains(
             "order: unknown variant `sideways`, expected `oldest_first` or `newest_first`"
@@ -357,7 +357,7 @@ async fn fn_form_runs() {
     let failed = session
         .call("count_word", json!({"text": "x", "word": ""}))
         .await;
-    assert!(failed.is_error);
+    assert!(failed.is_error());
     assert_eq!(
         failed.text_content(),
         "`word` is empty; give the word to count"
@@ -623,7 +623,7 @@ async fn an_unknown_argument_is_refused_naming_it_and_nothing_is_pushed() {
     let result = session
         .call("clean_dir", json!({"dir": "src", "limit": 3}))
         .await;
-    assert!(result.is_error, "{}", result.text_content());
+    assert!(result.is_error(), "{}", result.text_content());
     assert!(
         result.text_content().contains("unknown field `limit`"),
         "{}",

@@ -172,7 +172,7 @@ pub fn session_call(data: &[u8]) {
         !text.contains("failed unexpectedly"),
         "{tool} panicked inside the session: {text}"
     );
-    if result.is_error {
+    if result.is_error() {
         assert!(
             !text.trim().is_empty(),
             "{tool}: an error result without text"

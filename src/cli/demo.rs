@@ -285,14 +285,14 @@ impl Demo {
         )?;
         style::line(
             out,
-            if again.is_error {
+            if again.is_error() {
                 style::WARN
             } else {
                 style::ERROR
             },
             &format!(
                 "resolve answers (isError: {}): {}",
-                again.is_error,
+                again.is_error(),
                 again.text_content()
             ),
         )
@@ -323,7 +323,7 @@ fn sample(path: &str) -> &'static str {
 }
 
 fn expect_ok(result: &AgentToolResult, tool: &str) -> Result<(), Failure> {
-    if result.is_error {
+    if result.is_error() {
         return Err(Failure(format!(
             "the demo's `{tool}` call failed: {}",
             result.text_content()

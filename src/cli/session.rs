@@ -258,13 +258,13 @@ fn pretty(
 ) -> io::Result<()> {
     style::heading(out, &format!("line {number} · {tool}"))?;
     if tool == RESOLVE_TOOL_NAME
-        && !result.is_error
+        && !result.is_error()
         && let Some(view) = resolution(result)
     {
         writeln!(out, "{}", view.to_ansi())?;
     }
     let text = result.text_content();
-    if result.is_error {
+    if result.is_error() {
         style::line(out, style::ERROR, &format!("error: {text}"))?;
     } else {
         style::text_with_diffs(out, &text)?;

@@ -17,8 +17,9 @@ pub(crate) fn call_tool_result(
     declares_output: bool,
     handle: Option<&str>,
 ) -> CallToolResult {
+    let failed = result.is_error();
     let content = result.content.into_iter().map(block).collect();
-    let mut out = if result.is_error {
+    let mut out = if failed {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
@@ -28,7 +29,7 @@ pub(crate) fn call_tool_result(
         // A declared output missing (an error result, or a tool that forgot it): the details,
         // as for a tool without one, when they are small; nothing rather than megabytes.
         (true, None, details) => {
-            if !result.is_error {
+            if !failed {
                 tracing::warn!(
                     "a tool that declares an output schema returned a result without its structured output; sending its details instead"
                 );

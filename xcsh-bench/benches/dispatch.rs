@@ -131,7 +131,7 @@ mod pending {
             (preview, applied, reminders)
         };
         let (preview, applied, reminders) = rt.block_on(once());
-        assert!(!preview.is_error && !applied.is_error, "{applied:?}");
+        assert!(!preview.is_error() && !applied.is_error(), "{applied:?}");
         assert_eq!(applied.text_content(), "Applied 7.");
         assert_eq!(reminders.len(), 1);
         assert!(session.pending().is_empty());
@@ -271,7 +271,7 @@ mod turn {
             .block_on(session.turn(dialect, &response))
             .expect("a turn");
         assert_eq!(turn.calls.len(), 2);
-        assert!(turn.calls.iter().all(|c| !c.result.is_error), "{turn:?}");
+        assert!(turn.calls.iter().all(|c| !c.result.is_error()), "{turn:?}");
         bencher.bench_local(|| rt.block_on(session.turn(dialect, &response)));
     }
 

@@ -70,9 +70,6 @@ pub enum ErrorKind {
     Tool,
 }
 
-/// The kind of an error result that carries none of its own.
-pub(crate) static TOOL_KIND: ErrorKind = ErrorKind::Tool;
-
 /// A tool failure, turned into an error result (`is_error: true`) before it reaches the model.
 ///
 /// It carries an [`ErrorKind`] for programs and a message for the model. Like
@@ -224,9 +221,6 @@ pub const NOTHING_PENDING: &str = "No pending action to resolve. Nothing to appl
 pub const APPLY_FAILED_PREFIX: &str = "Apply failed: ";
 
 /// Why a resolve did not happen.
-// A failed apply carries everything the caller needs to report it; resolves are rare enough
-// that the size of the `Err` does not matter.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ResolveError {
@@ -236,19 +230,19 @@ pub enum ResolveError {
     /// ask, an approval of another effect); nothing was written and the action is back where
     /// it was.
     NotApproved {
-        /// The action, still pending.
-        summary: PendingSummary,
+        /// The action, still pending (boxed: it is large, and errors are passed by value).
+        summary: Box<PendingSummary>,
         /// The reason given.
         reason: String,
         /// Why, and how to proceed.
         message: String,
         /// The approval record (`details.approval` of the result).
-        approval: Value,
+        approval: Box<Value>,
     },
     /// `apply` failed or panicked; the action is back on top of the stack.
     ApplyFailed {
-        /// The action, still pending.
-        summary: PendingSummary,
+        /// The action, still pending (boxed: it is large, and errors are passed by value).
+        summary: Box<PendingSummary>,
         /// The reason given.
         reason: String,
         /// What went wrong.

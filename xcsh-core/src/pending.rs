@@ -231,7 +231,7 @@ impl PendingEntry {
             .catch_unwind()
             .await
         {
-            Ok(Ok(result)) if result.is_error => {
+            Ok(Ok(result)) if result.is_error() => {
                 let kind = result
                     .error_kind()
                     .cloned()

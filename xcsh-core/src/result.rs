@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{ErrorKind, TOOL_KIND, ToolError};
+use crate::error::{ErrorKind, ToolError};
 
 /// One block of content in a tool result.
 ///
@@ -82,7 +82,8 @@ impl Content {
 /// `details` carries structured data for user interfaces (diffs, counts) that the model does
 /// not need to read; `structured` is the tool's declared output (MCP `structuredContent`,
 /// valid against [`Tool::output_schema`](crate::Tool::output_schema)), small and bounded;
-/// `is_error` marks a failure the model should act on. It serialises as
+/// [`is_error`](Self::is_error) says whether it reports a failure the model should act on, and
+/// [`error_kind`](Self::error_kind) which: one source of truth. It serialises as
 /// `{"content":[…],"details":…}`, with `"structured":…` when set and `"isError":true` added
 /// only for errors.
 ///
@@ -94,7 +95,7 @@ impl Content {
 ///     serde_json::json!({"content": [{"type": "text", "text": "Prepared 3 renames."}], "details": {"count": 3}})
 /// );
 /// let failed = AgentToolResult::error("files[2]: invalid type: integer `2`, expected a string");
-/// assert!(failed.is_error);
+/// assert!(failed.is_error());
 /// assert_eq!(failed.text_content(), "files[2]: invalid type: integer `2`, expected a string");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -109,16 +110,35 @@ pub struct AgentToolResult {
     /// links; publish anything large as a [`Resource`](crate::Resource).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured: Option<Value>,
-    /// Whether this result reports a failure.
+    /// The failure this result reports, if any: on the wire `"isError": true` (the kind is
+    /// for programs in process; one read back is [`ErrorKind::Tool`]).
     #[serde(
         default,
         rename = "isError",
-        skip_serializing_if = "std::ops::Not::not"
+        skip_serializing_if = "Option::is_none",
+        with = "error_flag"
     )]
-    pub is_error: bool,
-    /// What kind of failure, when the runtime or the tool said; see [`error_kind`](Self::error_kind).
-    #[serde(skip)]
-    kind: Option<ErrorKind>,
+    error: Option<ErrorKind>,
+}
+
+/// `isError` on the wire: `true` for a failure, absent (or `false`) otherwise.
+mod error_flag {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::error::ErrorKind;
+
+    pub(super) fn serialize<S: Serializer>(
+        error: &Option<ErrorKind>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bool(error.is_some())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<ErrorKind>, D::Error> {
+        Ok(bool::deserialize(deserializer)?.then_some(ErrorKind::Tool))
+    }
 }
 
 impl AgentToolResult {
@@ -128,15 +148,14 @@ impl AgentToolResult {
             content: vec![Content::text(text)],
             details: None,
             structured: None,
-            is_error: false,
-            kind: None,
+            error: None,
         }
     }
 
     /// An error result holding one text block: a message the model can act on.
     pub fn error(message: impl Into<String>) -> Self {
         AgentToolResult {
-            is_error: true,
+            error: Some(ErrorKind::Tool),
             ..AgentToolResult::text(message)
         }
     }
@@ -149,8 +168,7 @@ impl AgentToolResult {
     /// Marks the result as an error of this kind.
     #[must_use]
     pub fn with_error_kind(mut self, kind: ErrorKind) -> Self {
-        self.is_error = true;
-        self.kind = Some(kind);
+        self.error = Some(kind);
         self
     }
 
@@ -166,10 +184,18 @@ impl AgentToolResult {
     /// assert_eq!(failed.error_kind(), Some(&ErrorKind::NothingPending));
     /// ```
     pub fn error_kind(&self) -> Option<&ErrorKind> {
-        if !self.is_error {
-            return None;
-        }
-        Some(self.kind.as_ref().unwrap_or(&TOOL_KIND))
+        self.error.as_ref()
+    }
+
+    /// Whether this result reports a failure.
+    ///
+    /// ```
+    /// use xcsh_core::AgentToolResult;
+    /// assert!(AgentToolResult::error("no").is_error());
+    /// assert!(!AgentToolResult::text("yes").is_error());
+    /// ```
+    pub fn is_error(&self) -> bool {
+        self.error.is_some()
     }
 
     /// A successful result with no content; callers such as `resolve` fill in a default.

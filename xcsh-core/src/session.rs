@@ -398,7 +398,7 @@ impl Session {
                 )
             }
         };
-        if result.is_error {
+        if result.is_error() {
             shorten_error_texts(&mut result);
         }
         result

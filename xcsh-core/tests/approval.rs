@@ -123,7 +123,7 @@ async fn rules_allow_ask_and_deny_each_with_its_rule_and_the_audit_names_every_d
         .pending()
         .push(write(root, "ast_edit", &[("docs/a.md", "A")]));
     let allowed = apply(&session).await;
-    assert!(!allowed.is_error, "{}", allowed.text_content());
+    assert!(!allowed.is_error(), "{}", allowed.text_content());
     assert!(
         allowed
             .text_content()
@@ -143,7 +143,7 @@ async fn rules_allow_ask_and_deny_each_with_its_rule_and_the_audit_names_every_d
         .push(write(root, "ast_edit", &[("src/lib.rs", "fn f() {}")]));
     let asked = apply(&session).await;
     person.await.unwrap();
-    assert!(!asked.is_error, "{}", asked.text_content());
+    assert!(!asked.is_error(), "{}", asked.text_content());
     assert!(asked.text_content().contains("Approved by the person."));
     let details = asked.details.as_ref().unwrap();
     assert_eq!(details["approval"]["rule"], "ask-for-code");
@@ -257,7 +257,7 @@ async fn a_person_accepts_declines_or_cancels() {
     });
     let accepted = apply(&session).await;
     let mut prompts = person.await.unwrap();
-    assert!(!accepted.is_error, "{}", accepted.text_content());
+    assert!(!accepted.is_error(), "{}", accepted.text_content());
     assert_eq!(
         std::fs::read_to_string(root.join("a.txt")).unwrap(),
         "accepted"
@@ -375,7 +375,7 @@ async fn human_without_an_approver_refuses_and_says_how_to_proceed() {
     let discarded = session
         .call("resolve", json!({"action": "discard", "reason": "no"}))
         .await;
-    assert!(!discarded.is_error);
+    assert!(!discarded.is_error());
     assert!(session.pending().is_empty());
 }
 

@@ -114,7 +114,7 @@ async fn an_undeclared_push_lists_routes_and_forces_resolve_until_it_is_resolved
     assert_eq!(session.tool_choice(Dialect::Anthropic), None);
 
     let preview = session.call("undeclared", json!({})).await;
-    assert!(!preview.is_error, "{}", preview.text_content());
+    assert!(!preview.is_error(), "{}", preview.text_content());
     assert_eq!(session.take_reminders().len(), 1);
 
     // While the action waits, every request offers `resolve` and forces it.
@@ -134,7 +134,7 @@ async fn an_undeclared_push_lists_routes_and_forces_resolve_until_it_is_resolved
 
     let applied = apply(&session).await;
     assert_eq!(applied.text_content(), "Did undeclared.");
-    assert!(!applied.is_error);
+    assert!(!applied.is_error());
 
     // Nothing pending: back to the declared list, no force.
     assert_eq!(session.tool_names(), ["undeclared", "look"]);
@@ -198,7 +198,7 @@ async fn an_apply_that_returns_an_error_result_failed_and_the_action_stays() {
         reject_panics: false,
     });
     let failed = apply(&session).await;
-    assert!(failed.is_error);
+    assert!(failed.is_error());
     assert_eq!(failed.error_kind(), Some(&ErrorKind::ApplyFailed));
     assert_eq!(
         failed.text_content(),

@@ -192,7 +192,7 @@ fn token_of_label(label: &str) -> u64 {
 fn outcome(action: &str, result: &AgentToolResult) -> Outcome {
     let text = result.text_content();
     if text == NOTHING_PENDING {
-        assert!(result.is_error, "{text}");
+        assert!(result.is_error(), "{text}");
         return Outcome::NothingPending;
     }
     let label = result
@@ -203,7 +203,7 @@ fn outcome(action: &str, result: &AgentToolResult) -> Outcome {
         .unwrap_or_else(|| panic!("a resolve result without a label: {result:?}"));
     let token = token_of_label(label);
     match action {
-        "apply" if result.is_error => {
+        "apply" if result.is_error() => {
             assert!(text.starts_with(APPLY_FAILED_PREFIX), "{text}");
             assert!(text.contains(&format!("act {token}")), "{text}");
             assert!(text.contains("is still pending"), "{text}");
@@ -214,7 +214,7 @@ fn outcome(action: &str, result: &AgentToolResult) -> Outcome {
             Outcome::Applied(token)
         }
         _ => {
-            assert!(!result.is_error, "{text}");
+            assert!(!result.is_error(), "{text}");
             assert!(text.starts_with("Discarded: Act: "), "{text}");
             Outcome::Discarded(token)
         }
@@ -235,7 +235,7 @@ async fn push(session: &Session, token: u64, fails: u32, panics: bool) {
             json!({"token": token, "fails": fails, "panics": panics}),
         )
         .await;
-    assert!(!result.is_error, "{}", result.text_content());
+    assert!(!result.is_error(), "{}", result.text_content());
 }
 
 fn stack_tokens(session: &Session) -> Vec<u64> {

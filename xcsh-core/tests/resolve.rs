@@ -113,7 +113,7 @@ fn session_with(actions: Vec<Recorded>) -> Session {
 
 async fn produce(session: &Session, name: &str) {
     let result = session.call("produce", json!({ "name": name })).await;
-    assert!(!result.is_error, "{result:?}");
+    assert!(!result.is_error(), "{result:?}");
 }
 
 async fn resolve(session: &Session, action: &str, reason: &str) -> AgentToolResult {
@@ -165,7 +165,7 @@ async fn nothing_pending_is_the_exact_error() {
     let session = session_with(vec![]);
     for action in ["apply", "discard"] {
         let result = resolve(&session, action, "why").await;
-        assert!(result.is_error);
+        assert!(result.is_error());
         assert_eq!(
             result.text_content(),
             "No pending action to resolve. Nothing to apply or discard."
@@ -181,7 +181,7 @@ async fn apply_without_text_says_applied_with_the_label() {
     let session = session_with(vec![silent]);
     produce(&session, "quiet").await;
     let result = resolve(&session, "apply", "ok").await;
-    assert!(!result.is_error);
+    assert!(!result.is_error());
     assert_eq!(result.text_content(), "Applied: Step: quiet.");
 }
 
@@ -247,7 +247,7 @@ async fn failed_apply_keeps_the_action_on_top_for_a_retry_or_discard() {
     let before = session.pending().snapshot();
 
     let result = resolve(&session, "apply", "try").await;
-    assert!(result.is_error);
+    assert!(result.is_error());
     assert!(
         result
             .text_content()
@@ -262,7 +262,7 @@ async fn failed_apply_keeps_the_action_on_top_for_a_retry_or_discard() {
     );
 
     // The model can retry (fails again) and then discard.
-    assert!(resolve(&session, "apply", "retry").await.is_error);
+    assert!(resolve(&session, "apply", "retry").await.is_error());
     assert_eq!(
         resolve(&session, "discard", "give up").await.text_content(),
         "Discarded: Step: failing. Reason: give up"
@@ -280,7 +280,7 @@ async fn panicking_apply_keeps_the_action_and_the_session() {
     produce(&session, "boom").await;
 
     let result = resolve(&session, "apply", "go").await;
-    assert!(result.is_error);
+    assert!(result.is_error());
     let text = result.text_content();
     assert!(text.starts_with("Apply failed: "), "{text}");
     assert!(text.contains("apply exploded"), "{text}");
@@ -316,7 +316,7 @@ async fn resolve_arguments_are_strict() {
     ];
     for (args, expected) in cases {
         let result = session.call("resolve", args.clone()).await;
-        assert!(result.is_error, "{args}");
+        assert!(result.is_error(), "{args}");
         assert!(
             result.text_content().contains(expected),
             "{args}: {}",
@@ -422,7 +422,7 @@ async fn concurrent_pushes_are_each_applied_exactly_once() {
     }
     for r in resolves {
         let result = r.await.unwrap();
-        assert!(!result.is_error, "{result:?}");
+        assert!(!result.is_error(), "{result:?}");
     }
     assert!(store.is_empty());
     for (index, count) in applied.iter().enumerate() {
@@ -468,7 +468,7 @@ async fn cancelling_a_resolve_call_never_loses_the_action() {
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     token.cancel();
     let result = call.await.unwrap();
-    assert!(result.is_error);
+    assert!(result.is_error());
     assert!(
         result.text_content().starts_with("Cancelled"),
         "{}",

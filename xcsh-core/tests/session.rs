@@ -86,7 +86,7 @@ async fn resolve_is_offered_only_when_a_tool_pushes_pending_actions() {
 #[tokio::test]
 async fn unknown_tools_list_the_available_ones_and_suggest() {
     let result = session().call("rename_files", json!({})).await;
-    assert!(result.is_error);
+    assert!(result.is_error());
     assert_eq!(
         result.text_content(),
         "Unknown tool `rename_files`. Did you mean `rename`? Available tools: rename, echo, resolve."
@@ -102,7 +102,7 @@ async fn unknown_tools_list_the_available_ones_and_suggest() {
 async fn bad_arguments_name_the_json_path_and_the_expected_type() {
     let s = session();
     let result = s.call("rename", json!({"files": ["a", "b", 2]})).await;
-    assert!(result.is_error);
+    assert!(result.is_error());
     assert_eq!(
         result.text_content(),
         "Invalid arguments for `rename`: files[2]: invalid type: integer `2`, expected a string. Fix the arguments to match the tool's parameter schema and call it again."
@@ -138,7 +138,7 @@ async fn bad_arguments_name_the_json_path_and_the_expected_type() {
 async fn a_panicking_tool_becomes_an_error_result_and_the_session_survives() {
     let s = session();
     let result = s.call("echo", json!({"text": "panic"})).await;
-    assert!(result.is_error);
+    assert!(result.is_error());
     assert!(
         result
             .text_content()
@@ -177,7 +177,7 @@ async fn cancellation_ends_a_call_promptly() {
     tokio::time::sleep(Duration::from_millis(10)).await;
     token.cancel();
     let result = call.await.unwrap();
-    assert!(result.is_error);
+    assert!(result.is_error());
     assert!(result.text_content().starts_with("Cancelled"));
 }
 
@@ -255,7 +255,7 @@ async fn the_strict_gate_refuses_other_calls_while_actions_are_pending() {
     );
     s.call("rename", json!({"files": ["a"]})).await;
     let refused = s.call("echo", json!({"text": "blocked"})).await;
-    assert!(refused.is_error);
+    assert!(refused.is_error());
     assert_eq!(
         refused.text_content(),
         "Call refused: 1 pending action(s) await resolution, the most recent being `Batch rename: 1 files`. Call the `resolve` tool first to apply or discard it, then call `echo` again."

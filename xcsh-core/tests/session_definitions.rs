@@ -130,7 +130,7 @@ async fn strict_mode_nulls_decode_like_omitted_fields() {
             },
         )
         .await;
-    assert!(!strict.is_error, "{}", strict.text_content());
+    assert!(!strict.is_error(), "{}", strict.text_content());
     assert_eq!(strict.text_content(), plain.text_content());
 }
 

@@ -626,7 +626,11 @@ async fn strict_arguments_are_restored_before_decoding() {
         &[("c", "rename", json!({"to": "x", "limit": null}))],
     )
     .await;
-    assert!(!turn.calls[0].result.is_error, "{:?}", turn.calls[0].result);
+    assert!(
+        !turn.calls[0].result.is_error(),
+        "{:?}",
+        turn.calls[0].result
+    );
 }
 
 #[tokio::test]

@@ -51,7 +51,7 @@ async fn preview_writes_nothing_and_apply_writes_exactly_the_preview() {
         json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}),
     )
     .await;
-    assert!(!preview.is_error, "{}", preview.text_content());
+    assert!(!preview.is_error(), "{}", preview.text_content());
     let text = preview.text_content();
     assert!(
         text.starts_with("AST Edit preview: 3 replacements in 2 files"),
@@ -85,7 +85,7 @@ async fn preview_writes_nothing_and_apply_writes_exactly_the_preview() {
     assert!(s.tool_choice(xcsh_core::Dialect::Anthropic).is_some());
 
     let applied = resolve(&s, "apply").await;
-    assert!(!applied.is_error, "{}", applied.text_content());
+    assert!(!applied.is_error(), "{}", applied.text_content());
     assert_eq!(applied.text_content(), "Applied 3 replacements in 2 files.");
     assert_eq!(
         read(root, "src/a.rs"),
@@ -128,7 +128,7 @@ async fn a_file_changed_after_the_preview_makes_apply_write_nothing_and_name_it(
     let before_a = read(root, "src/a.rs");
 
     let result = resolve(&s, "apply").await;
-    assert!(result.is_error);
+    assert!(result.is_error());
     let text = result.text_content();
     assert!(text.starts_with("Apply failed: "), "{text}");
     assert!(text.contains("src/b.rs"), "{text}");
@@ -220,7 +220,7 @@ async fn paths_leaving_the_root_are_refused() {
             json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "path": path}),
         )
         .await;
-        assert!(result.is_error, "{path}: {}", result.text_content());
+        assert!(result.is_error(), "{path}: {}", result.text_content());
         assert!(
             result.text_content().contains("leaves the workspace root"),
             "{path}: {}",
@@ -242,7 +242,7 @@ async fn no_match_is_a_warning_and_pushes_nothing() {
     let dir = workspace();
     let s = session(dir.path());
     let result = edit(&s, json!({"ops": [{"pat": "zzqq($A)", "out": "q($A)"}]})).await;
-    assert!(!result.is_error);
+    assert!(!result.is_error());
     assert!(
         result.text_content().starts_with("No replacements made"),
         "{}",
@@ -297,7 +297,7 @@ async fn bad_requests_name_the_offending_field() {
     ];
     for (args, expected) in cases {
         let result = edit(&s, args.clone()).await;
-        assert!(result.is_error, "{args}");
+        assert!(result.is_error(), "{args}");
         assert!(
             result.text_content().contains(expected),
             "{args}: {}",
@@ -326,7 +326,7 @@ async fn ast_grep_finds_matches_with_captures_and_writes_nothing() {
     let result = s
         .call("ast_grep", json!({"pat": "$X.unwrap()", "lang": "rust"}))
         .await;
-    assert!(!result.is_error, "{}", result.text_content());
+    assert!(!result.is_error(), "{}", result.text_content());
     let text = result.text_content();
     assert!(text.starts_with("3 matches in 2 files"), "{text}");
     assert!(
@@ -349,7 +349,7 @@ async fn ast_grep_finds_matches_with_captures_and_writes_nothing() {
         limited.text_content()
     );
     let bad = s.call("ast_grep", json!({"pat": "", "limit": 1})).await;
-    assert!(bad.is_error);
+    assert!(bad.is_error());
     assert!(
         bad.text_content().contains("pat: the pattern is empty"),
         "{}",
@@ -500,14 +500,14 @@ async fn a_yaml_rule_previews_applies_and_searches_like_a_pattern() {
     let found = s
         .call("ast_grep", json!({"rule": rule, "lang": "rust"}))
         .await;
-    assert!(!found.is_error, "{}", found.text_content());
+    assert!(!found.is_error(), "{}", found.text_content());
     assert!(
         found.text_content().starts_with("2 matches in 2 files"),
         "{}",
         found.text_content()
     );
     let preview = edit(&s, json!({"rule": rule, "lang": "rust"})).await;
-    assert!(!preview.is_error, "{}", preview.text_content());
+    assert!(!preview.is_error(), "{}", preview.text_content());
     assert!(
         preview
             .text_content()
@@ -520,7 +520,7 @@ async fn a_yaml_rule_previews_applies_and_searches_like_a_pattern() {
         "fn b() -> u8 {\n    cfg.get().unwrap()\n}\n"
     );
     let applied = resolve(&s, "apply").await;
-    assert!(!applied.is_error, "{}", applied.text_content());
+    assert!(!applied.is_error(), "{}", applied.text_content());
     assert_eq!(
         read(root, "src/a.rs"),
         "fn a() {\n    let x = load().expect(\"loaded\");\n    let y = parse(x).unwrap();\n}\n"
@@ -560,7 +560,7 @@ async fn bad_rules_name_the_line_and_key_and_change_nothing() {
     ];
     for (args, expected) in cases {
         let result = edit(&s, args.clone()).await;
-        assert!(result.is_error, "{args}: {}", result.text_content());
+        assert!(result.is_error(), "{args}: {}", result.text_content());
         assert!(
             result.text_content().contains(expected),
             "{args}: {}",
@@ -568,7 +568,7 @@ async fn bad_rules_name_the_line_and_key_and_change_nothing() {
         );
     }
     let neither = s.call("ast_grep", json!({"lang": "rust"})).await;
-    assert!(neither.is_error);
+    assert!(neither.is_error());
     assert!(
         neither
             .text_content()
@@ -660,7 +660,7 @@ async fn an_answer_that_found_nothing_walks_again_only_where_a_near_miss_can_be(
     ] {
         let before = lookups(&cache);
         let found = s.call(tool, args).await;
-        assert!(!found.is_error, "{}", found.text_content());
+        assert!(!found.is_error(), "{}", found.text_content());
         assert!(!found.text_content().contains("Near misses"), "{tool}");
         assert_eq!(
             lookups(&cache) - before,

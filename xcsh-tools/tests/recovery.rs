@@ -245,7 +245,7 @@ async fn a_search_on_a_root_with_a_bad_journal_only_reads_and_the_apply_says_wha
     let result = session
         .call("ast_grep", serde_json::json!({"pat": "$X", "lang": "rust"}))
         .await;
-    assert!(!result.is_error, "{}", result.text_content());
+    assert!(!result.is_error(), "{}", result.text_content());
     assert_eq!(tree_but_lock(dir.path()), before, "a search wrote");
     let err = cs.apply().expect_err("refused");
     let text = err.to_string();

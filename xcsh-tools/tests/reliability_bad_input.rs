@@ -538,7 +538,7 @@ async fn still_usable(session: &Session, root: &Path, after: &str) {
     )
     .await;
     assert!(
-        !preview.is_error
+        !preview.is_error()
             && preview
                 .text_content()
                 .contains("+    let x = fetch().unwrap();"),
@@ -552,7 +552,7 @@ async fn still_usable(session: &Session, root: &Path, after: &str) {
     )
     .await;
     assert!(
-        !discarded.is_error,
+        !discarded.is_error(),
         "after {after}: {}",
         discarded.text_content()
     );
@@ -580,7 +580,7 @@ async fn every_bad_input_is_an_error_result_naming_the_problem() {
         eprintln!("{}: {:?}", case.name, started.elapsed());
         let text = result.text_content();
         let shown: String = text.chars().take(400).collect();
-        if !result.is_error {
+        if !result.is_error() {
             failures.push(format!("{}: not an error: {shown}", case.name));
         }
         for fragment in case.expect {
@@ -632,9 +632,9 @@ async fn positional_arguments_never_apply_anything() {
     let session = session(dir.path());
     let before = snapshot(dir.path());
     let preview = call(&session, "ast_edit", json!({"ops": op()})).await;
-    assert!(!preview.is_error, "{}", preview.text_content());
+    assert!(!preview.is_error(), "{}", preview.text_content());
     let positional = call(&session, "resolve", json!(["apply", "why"])).await;
-    assert!(positional.is_error, "{}", positional.text_content());
+    assert!(positional.is_error(), "{}", positional.text_content());
     assert_eq!(
         snapshot(dir.path()),
         before,
@@ -648,7 +648,7 @@ async fn positional_arguments_never_apply_anything() {
     )
     .await;
     assert!(
-        positional_edit.is_error,
+        positional_edit.is_error(),
         "{}",
         positional_edit.text_content()
     );
@@ -687,7 +687,7 @@ async fn huge_limits_are_accepted_and_do_not_allocate_by_them() {
             json!({"action": "discard", "reason": "r"}),
         )
         .await;
-        assert!(!applied.is_error);
+        assert!(!applied.is_error());
     }
 }
 
@@ -696,7 +696,7 @@ async fn a_10_mb_reason_is_passed_through_and_nothing_breaks() {
     let dir = workspace();
     let session = session(dir.path());
     let preview = call(&session, "ast_edit", json!({"ops": op(), "path": "src"})).await;
-    assert!(!preview.is_error, "{}", preview.text_content());
+    assert!(!preview.is_error(), "{}", preview.text_content());
     let reason = "r".repeat(TEN_MB);
     let applied = call(
         &session,

@@ -64,7 +64,7 @@ async fn the_file_count_limit_is_an_error_that_says_what_to_do() {
         ("ast_grep", json!({"pat": "$X.unwrap()"})),
     ] {
         let result = session.call(tool, args).await;
-        assert!(result.is_error, "{tool}: {}", result.text_content());
+        assert!(result.is_error(), "{tool}: {}", result.text_content());
         assert!(
             result
                 .text_content()
@@ -211,7 +211,7 @@ async fn a_cancelled_preview_stops_promptly_and_pushes_nothing() {
         .expect("the cancelled call answered")
         .expect("the call task");
     let answered = cancelled_at.elapsed();
-    assert!(result.is_error, "{}", result.text_content());
+    assert!(result.is_error(), "{}", result.text_content());
     assert!(
         result.text_content().starts_with("Cancelled"),
         "{}",

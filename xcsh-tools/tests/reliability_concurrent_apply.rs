@@ -33,7 +33,7 @@ async fn concurrent_applies_over_the_same_file_never_both_succeed() {
                     json!({"ops": [{"pat": "$X.unwrap()", "out": out}]}),
                 )
                 .await;
-            assert!(!preview.is_error, "{}", preview.text_content());
+            assert!(!preview.is_error(), "{}", preview.text_content());
         }
         let apply = |s: Session| {
             tokio::spawn(async move {
@@ -46,20 +46,20 @@ async fn concurrent_applies_over_the_same_file_never_both_succeed() {
         let contents: Vec<String> = (0..FILES)
             .map(|i| fs::read_to_string(dir.path().join(format!("f{i}.rs"))).expect("read"))
             .collect();
-        match (ra.is_error, rb.is_error) {
+        match (ra.is_error(), rb.is_error()) {
             (false, false) => both += 1,
             (true, true) => none += 1,
             _ => one += 1,
         }
-        let winner = if !ra.is_error {
+        let winner = if !ra.is_error() {
             "fn f() { let v = x?; }\n"
-        } else if !rb.is_error {
+        } else if !rb.is_error() {
             "fn f() { let v = x.expect(\"b\"); }\n"
         } else {
             OLD
         };
         assert!(
-            !(!ra.is_error && !rb.is_error),
+            !(!ra.is_error() && !rb.is_error()),
             "round {round}: both applies reported success; the files hold {contents:?}"
         );
         for content in &contents {
@@ -69,7 +69,7 @@ async fn concurrent_applies_over_the_same_file_never_both_succeed() {
             );
         }
         for (s, r) in [(&a, &ra), (&b, &rb)] {
-            if r.is_error {
+            if r.is_error() {
                 assert!(
                     r.text_content().contains("modified since it was read"),
                     "{}",

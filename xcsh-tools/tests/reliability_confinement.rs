@@ -120,7 +120,7 @@ fn check_no_leak(what: &str, result: &AgentToolResult) {
         !text.contains("panic"),
         "{what}: a panic reached the model: {text}"
     );
-    if result.is_error {
+    if result.is_error() {
         assert!(is_refusal(&text), "{what}: an unexplained error: {text}");
     }
 }
@@ -226,7 +226,11 @@ async fn explicit_outside_paths_are_refused_naming_the_path() {
                 json!({"ops": [{"pat": "$X.unwrap()", "out": "$X"}], "path": path})
             };
             let result = session.call(tool, args).await;
-            assert!(result.is_error, "{tool} {path}: {}", result.text_content());
+            assert!(
+                result.is_error(),
+                "{tool} {path}: {}",
+                result.text_content()
+            );
             assert!(
                 result.text_content().contains(expect),
                 "{tool} {path}: expected `{expect}` in: {}",
@@ -299,7 +303,7 @@ async fn non_utf8_file_names_are_searched_and_edited() {
             json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "path": "src"}),
         )
         .await;
-    assert!(!preview.is_error, "{}", preview.text_content());
+    assert!(!preview.is_error(), "{}", preview.text_content());
     let applied = session
         .call("resolve", json!({"action": "apply", "reason": "r"}))
         .await;

@@ -46,7 +46,7 @@ async fn preview(session: &Session, path: &str) -> AgentToolResult {
             json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "path": path, "lang": "rust"}),
         )
         .await;
-    assert!(!result.is_error, "{}", result.text_content());
+    assert!(!result.is_error(), "{}", result.text_content());
     assert_eq!(session.pending().len(), 1);
     result
 }
@@ -107,7 +107,7 @@ async fn each_kind_of_change_makes_apply_write_nothing_and_name_the_file() {
         let (root_before, outside_before) = (snapshot(&fx.root), snapshot(&fx.outside));
         let failed = apply(&session).await;
         let text = failed.text_content();
-        assert!(failed.is_error, "{kind}: {text}");
+        assert!(failed.is_error(), "{kind}: {text}");
         assert!(text.starts_with("Apply failed: "), "{kind}: {text}");
         assert_eq!(
             failed.error_kind(),
@@ -128,11 +128,15 @@ async fn each_kind_of_change_makes_apply_write_nothing_and_name_the_file() {
         );
         assert_eq!(session.pending().len(), 1, "{kind}: the action was lost");
         // Retrying does not help while the file stays changed; discarding clears it.
-        assert!(apply(&session).await.is_error, "{kind}: retry");
+        assert!(apply(&session).await.is_error(), "{kind}: retry");
         let discarded = session
             .call("resolve", json!({"action": "discard", "reason": "stale"}))
             .await;
-        assert!(!discarded.is_error, "{kind}: {}", discarded.text_content());
+        assert!(
+            !discarded.is_error(),
+            "{kind}: {}",
+            discarded.text_content()
+        );
         assert_eq!(snapshot(&fx.root), root_before, "{kind}: discard wrote");
     }
 }
@@ -166,7 +170,7 @@ async fn all_stale_files_are_named_and_the_unchanged_ones_are_not_written_either
     let failed = apply(&session).await;
     let text = failed.text_content();
     assert!(
-        failed.is_error && text.starts_with("Apply failed: "),
+        failed.is_error() && text.starts_with("Apply failed: "),
         "{text}"
     );
     for stale in &FILES[..6] {
@@ -220,7 +224,7 @@ async fn a_directory_swapped_for_a_link_out_is_stale_and_nothing_is_written_outs
     let (root_before, outside_before) = (snapshot(&fx.root), snapshot(&fx.outside));
     let failed = apply(&session).await;
     let text = failed.text_content();
-    assert!(failed.is_error, "{text}");
+    assert!(failed.is_error(), "{text}");
     assert!(text.contains("`lib/inner.rs` ("), "{text}");
     assert_eq!(
         snapshot(&fx.outside),
@@ -246,7 +250,7 @@ async fn overlapping_previews_cannot_both_apply() {
             json!({"ops": [{"pat": "load()", "out": "fetch()"}], "path": "src/edited.rs"}),
         )
         .await;
-    assert!(!second.is_error, "{}", second.text_content());
+    assert!(!second.is_error(), "{}", second.text_content());
     assert_eq!(session.pending().len(), 2);
     let first_applied = apply(&session).await;
     assert_eq!(
@@ -256,7 +260,7 @@ async fn overlapping_previews_cannot_both_apply() {
     let after = fs::read_to_string(fx.root.join("src/edited.rs")).expect("read");
     assert_eq!(after, "fn f() { let v = fetch().unwrap(); }\n");
     let stale = apply(&session).await;
-    assert!(stale.is_error, "{}", stale.text_content());
+    assert!(stale.is_error(), "{}", stale.text_content());
     assert!(
         stale
             .text_content()

@@ -429,7 +429,7 @@ async fn the_undo_tool_previews_then_resolve_apply_reverts_byte_for_byte() {
     let apply = serde_json::json!({"action": "apply", "reason": "test"});
 
     let nothing = session.call("undo", serde_json::json!({})).await;
-    assert!(!nothing.is_error);
+    assert!(!nothing.is_error());
     assert_eq!(
         nothing.text_content(),
         "Nothing to undo: no applied change is kept in this workspace (the last 10 applied changes are kept; an undo removes the one it reverts)."
@@ -444,7 +444,7 @@ async fn the_undo_tool_previews_then_resolve_apply_reverts_byte_for_byte() {
 
     let preview = session.call("undo", serde_json::json!({})).await;
     let text = preview.text_content();
-    assert!(!preview.is_error, "{text}");
+    assert!(!preview.is_error(), "{text}");
     assert!(
         text.starts_with("Undo preview: revert apply #1 (1 file, "),
         "{text}"
@@ -490,7 +490,7 @@ async fn the_undo_tool_names_a_changed_file_with_a_stale_kind() {
     fs::write(dir.path().join("src/a.rs"), "// mine now\n").expect("write");
 
     let refused = session.call("undo", serde_json::json!({})).await;
-    assert!(refused.is_error);
+    assert!(refused.is_error());
     assert!(
         refused.text_content().starts_with(
             "cannot undo apply #1: a file changed since it was applied: `src/a.rs` (modified)"

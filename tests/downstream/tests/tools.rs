@@ -59,7 +59,7 @@ fn tools_run_through_a_session() {
                 args(r#"{"value": 1, "from": "kelvin", "to": "celsius"}"#),
             )
             .await;
-        assert!(bad.is_error);
+        assert!(bad.is_error());
         assert!(
             bad.text_content()
                 .contains("from: unknown variant `kelvin`")

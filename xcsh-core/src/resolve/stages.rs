@@ -45,8 +45,8 @@ pub(crate) async fn resolve_as(
             taken.put_back();
             resolving.record(Outcome::Pending, None);
             return Err(ResolveError::NotApproved {
-                approval: resolving.note.json(&resolving.effect_digest),
-                summary: resolving.summary,
+                approval: Box::new(resolving.note.json(&resolving.effect_digest)),
+                summary: Box::new(resolving.summary),
                 reason: reason.to_owned(),
                 message,
             });
@@ -142,7 +142,7 @@ fn take<'a>(
             let summary = entry.summary().clone();
             store.restore(place, entry);
             return Err(ResolveError::ApplyFailed {
-                summary,
+                summary: Box::new(summary),
                 reason: reason.to_owned(),
                 cause: ToolError::with_kind(ErrorKind::Refused, why),
             });
@@ -263,7 +263,7 @@ async fn run(
                     taken.put_back();
                     resolving.record(Outcome::Failed, files_ref);
                     Err(ResolveError::ApplyFailed {
-                        summary: summary.clone(),
+                        summary: Box::new(summary.clone()),
                         reason: reason.to_owned(),
                         cause,
                     })

@@ -227,7 +227,7 @@ impl Tool for ResolveTool {
                             ..
                         } => {
                             let mut details = resolve_details(args.action, reason, summary);
-                            details.insert("approval".into(), approval.clone());
+                            details.insert("approval".into(), (**approval).clone());
                             let output = bounded_output(
                                 args.action,
                                 "pending",

@@ -185,7 +185,7 @@ fn anthropic(answered: &[AnsweredCall], reminders: &[String]) -> Vec<Value> {
         result.insert("type".into(), json!("tool_result"));
         result.insert("tool_use_id".into(), json!(id(a)));
         result.insert("content".into(), Value::Array(blocks));
-        if a.result.is_error {
+        if a.result.is_error() {
             result.insert("is_error".into(), json!(true));
         }
         content.push(Value::Object(result));
@@ -201,7 +201,7 @@ fn openai_chat(answered: &[AnsweredCall], reminders: &[String]) -> Vec<Value> {
     let mut user_parts = Vec::new();
     for a in answered {
         let blocks = blocks(Dialect::OpenAiChat, &a.result);
-        let mut text = joined_text(&blocks, a.result.is_error);
+        let mut text = joined_text(&blocks, a.result.is_error());
         if has_image(&blocks) {
             if !text.is_empty() {
                 text.push('\n');
@@ -237,7 +237,7 @@ fn openai_responses(answered: &[AnsweredCall], reminders: &[String]) -> Vec<Valu
         let blocks = blocks(Dialect::OpenAiResponses, &a.result);
         let output = if has_image(&blocks) {
             let mut parts = Vec::with_capacity(blocks.len() + 1);
-            if a.result.is_error {
+            if a.result.is_error() {
                 parts.push(json!({"type": "input_text", "text": "Error:"}));
             }
             for block in blocks {
@@ -252,7 +252,7 @@ fn openai_responses(answered: &[AnsweredCall], reminders: &[String]) -> Vec<Valu
             }
             Value::Array(parts)
         } else {
-            Value::String(joined_text(&blocks, a.result.is_error))
+            Value::String(joined_text(&blocks, a.result.is_error()))
         };
         items.push(json!({"type": "function_call_output", "call_id": id(a), "output": output}));
     }
@@ -273,7 +273,11 @@ fn gemini(answered: &[AnsweredCall], reminders: &[String]) -> Vec<Value> {
     for a in answered {
         let blocks = blocks(Dialect::Gemini, &a.result);
         let text = joined_text(&blocks, false);
-        let key = if a.result.is_error { "error" } else { "output" };
+        let key = if a.result.is_error() {
+            "error"
+        } else {
+            "output"
+        };
         let mut response = Map::new();
         response.insert("name".into(), json!(a.call.name));
         if let Some(id) = &a.call.id {
@@ -316,7 +320,7 @@ fn bedrock(answered: &[AnsweredCall], reminders: &[String]) -> Vec<Value> {
         let mut result = Map::new();
         result.insert("toolUseId".into(), json!(id(a)));
         result.insert("content".into(), Value::Array(blocks));
-        if a.result.is_error {
+        if a.result.is_error() {
             result.insert("status".into(), json!("error"));
         }
         content.push(json!({ "toolResult": result }));
