@@ -40,6 +40,7 @@
 //! the runtime and the macros, and none of rmcp, hyper, clap or tree-sitter.
 
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
+#![forbid(unsafe_code)]
 
 #[cfg(feature = "macros")]
 #[doc(inline)]

@@ -160,6 +160,9 @@ async fn the_example_runs_through_a_session() {
 /// How to order results.
 #[tool_param]
 #[serde(rename_all = "snake_case")]
+// Undocumented variants on purpose: with docs schemars would describe each (`oneOf`), and the
+// schema checked below is the plain `enum`.
+#[allow(missing_docs)]
 pub enum Order {
     OldestFirst,
     NewestFirst,

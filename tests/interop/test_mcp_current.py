@@ -72,7 +72,7 @@ import time
 import traceback
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator
 from urllib.parse import quote
 
 import jsonschema
@@ -80,7 +80,9 @@ import mcp.types as types
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.subscriptions import ToolsListChanged
 
-REPO = Path(__file__).resolve().parents[2]
+import checks
+from checks import check, text_of
+
 PROTOCOL = "2026-07-28"
 HANDLE = re.compile(r"^ph-[0-9a-f]{40}$")
 FORGED = ["ph-" + "0" * 40, "ph-" + "a1" * 20, "not-a-handle"]
@@ -102,25 +104,6 @@ CRLF_NEW = 'fn größe() -> R {\r\n    let v = lire("é")?;\r\n    Ok(v)\r\n}\r\
 
 WIDE_FILES = 3000
 WIDE_PER_FILE = 5
-
-passed: list[str] = []
-failed: list[str] = []
-
-
-async def check(name: str, body: Callable[[], Awaitable[None]]) -> None:
-    """Runs one check; a failure is recorded and reported, and the next check still runs."""
-    try:
-        await body()
-    except Exception:  # noqa: BLE001 - every failure is reported the same way
-        failed.append(name)
-        print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
-    else:
-        passed.append(name)
-        print(f"ok   {name}", flush=True)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
 def wire_size(value: Any) -> int:
@@ -1113,10 +1096,8 @@ async def progress(binary: Path, wide: Path) -> None:
 
 
 async def main() -> int:
-    default = os.environ.get("XCSH_BIN") or str(REPO / "target" / "debug" / "xcsh")
-    binary = Path(sys.argv[1] if len(sys.argv) > 1 else default)
-    if not binary.is_file():
-        print(f"no xcsh binary at {binary}; build it with `cargo build -p xcsh` or pass its path", file=sys.stderr)
+    binary = checks.binary()
+    if binary is None:
         return 2
     started = time.monotonic()
     await core(binary)
@@ -1130,8 +1111,7 @@ async def main() -> int:
     finally:
         shutil.rmtree(wide, ignore_errors=True)
     print(f"({time.monotonic() - started:.1f}s)")
-    print(f"{len(passed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
+    return checks.tally()
 
 
 if __name__ == "__main__":

@@ -24,40 +24,21 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import Callable
 
 import httpx2
-import mcp.types as types
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp import MCPError
 
-REPO = Path(__file__).resolve().parents[2]
+import checks
+from checks import check, text_of
+
 OLD = "fn load() -> R {\n    let v = read().unwrap();\n    Ok(v)\n}\n"
 NEW = "fn load() -> R {\n    let v = read()?;\n    Ok(v)\n}\n"
 EDIT = {"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}
 FORGED = "0b8c1e2f-5d6a-4c3b-9e8f-7a6b5c4d3e2f"
-
-passed: list[str] = []
-failed: list[str] = []
-
-
-async def check(name: str, body: Callable[[], Awaitable[None]]) -> None:
-    """Runs one check; a failure is recorded and reported, and the next check still runs."""
-    try:
-        await body()
-    except Exception:  # noqa: BLE001 - every failure is reported the same way
-        failed.append(name)
-        print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
-    else:
-        passed.append(name)
-        print(f"ok   {name}", flush=True)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
 class Server:
@@ -187,14 +168,11 @@ async def restarts(binary: Path) -> None:
 
 
 async def main() -> int:
-    default = os.environ.get("XCSH_BIN") or str(REPO / "target" / "debug" / "xcsh")
-    binary = Path(sys.argv[1] if len(sys.argv) > 1 else default)
-    if not binary.is_file():
-        print(f"no xcsh binary at {binary}; build it with `cargo build -p xcsh` or pass its path", file=sys.stderr)
+    binary = checks.binary()
+    if binary is None:
         return 2
     await restarts(binary)
-    print(f"{len(passed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
+    return checks.tally()
 
 
 if __name__ == "__main__":

@@ -34,12 +34,9 @@ import ssl
 import subprocess
 import sys
 import tempfile
-import traceback
 from pathlib import Path
-from typing import Awaitable, Callable
 
 import httpx2
-import mcp.types as types
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -47,30 +44,13 @@ from cryptography.x509.oid import NameOID
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-REPO = Path(__file__).resolve().parents[2]
+import checks
+from checks import check, text_of
+
 TOKEN = "aW50ZXJvcC10b2tlbi1mb3ItdGhlLXB5dGhvbi1zZGs="
 OLD = "fn load() -> R {\n    let v = read().unwrap();\n    Ok(v)\n}\n"
 NEW = "fn load() -> R {\n    let v = read()?;\n    Ok(v)\n}\n"
 EDIT = {"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}
-
-passed: list[str] = []
-failed: list[str] = []
-
-
-async def check(name: str, body: Callable[[], Awaitable[None]]) -> None:
-    """Runs one check; a failure is recorded and reported, and the next check still runs."""
-    try:
-        await body()
-    except Exception:  # noqa: BLE001 - every failure is reported the same way
-        failed.append(name)
-        print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
-    else:
-        passed.append(name)
-        print(f"ok   {name}", flush=True)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
 def causes(error: BaseException) -> str:
@@ -310,14 +290,11 @@ async def run(binary: Path) -> None:
 
 
 async def main() -> int:
-    default = os.environ.get("XCSH_BIN") or str(REPO / "target" / "debug" / "xcsh")
-    binary = Path(sys.argv[1] if len(sys.argv) > 1 else default)
-    if not binary.is_file():
-        print(f"no xcsh binary at {binary}; build it with `cargo build -p xcsh` or pass its path", file=sys.stderr)
+    binary = checks.binary()
+    if binary is None:
         return 2
     await run(binary)
-    print(f"{len(passed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
+    return checks.tally()
 
 
 if __name__ == "__main__":

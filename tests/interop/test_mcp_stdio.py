@@ -28,40 +28,22 @@ import os
 import shutil
 import sys
 import tempfile
-import traceback
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import mcp.types as types
 from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ToolsListChanged
 
-REPO = Path(__file__).resolve().parents[2]
+import checks
+from checks import REPO, check, text_of
+
 SAMPLE = REPO / "examples" / "sample-workspace"
 NOTHING_PENDING = "No pending action to resolve. Nothing to apply or discard."
 UNWRAP_EDIT = {"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}
 # Enough files for the ast tools' progress reports (one per 256 files scanned).
 GENERATED_FILES = 600
-
-passed: list[str] = []
-failed: list[str] = []
-
-
-async def check(name: str, body: Callable[[], Awaitable[None]]) -> None:
-    """Runs one check; a failure is recorded and reported, and the next check still runs."""
-    try:
-        await body()
-    except Exception:  # noqa: BLE001 - every failure is reported the same way
-        failed.append(name)
-        print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
-    else:
-        passed.append(name)
-        print(f"ok   {name}", flush=True)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
 def scratch_workspace() -> Path:
@@ -372,17 +354,14 @@ async def restart_with_state(binary: Path) -> None:
 
 
 async def main() -> int:
-    default = os.environ.get("XCSH_BIN") or str(REPO / "target" / "debug" / "xcsh")
-    binary = Path(sys.argv[1] if len(sys.argv) > 1 else default)
-    if not binary.is_file():
-        print(f"no xcsh binary at {binary}; build it with `cargo build -p xcsh` or pass its path", file=sys.stderr)
+    binary = checks.binary()
+    if binary is None:
         return 2
     await handshake_session(binary)
     await modern_client(binary)
     await elicitation_approvals(binary)
     await restart_with_state(binary)
-    print(f"{len(passed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
+    return checks.tally()
 
 
 if __name__ == "__main__":

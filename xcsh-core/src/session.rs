@@ -59,7 +59,7 @@ pub enum ResolveBias {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let session = xcsh_core::Session::builder().build().unwrap();
 /// let result = session.call("nope", serde_json::json!({})).await;
-/// assert!(result.is_error);
+/// assert!(result.is_error());
 /// assert_eq!(result.text_content(), "Unknown tool `nope`. No tools are registered.");
 /// # });
 /// ```

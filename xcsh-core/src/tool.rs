@@ -225,7 +225,7 @@ impl<T: Tool + ?Sized> Tool for Arc<T> {
 /// let result = session.call("greet", serde_json::json!({"name": "Ada"})).await;
 /// assert_eq!(result.text_content(), "Hello, Ada!");
 /// let bad = session.call("greet", serde_json::json!({"name": 7})).await;
-/// assert!(bad.is_error);
+/// assert!(bad.is_error());
 /// assert!(bad.text_content().contains("name: invalid type: integer `7`, expected a string"));
 /// # });
 /// ```

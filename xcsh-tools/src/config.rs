@@ -32,7 +32,7 @@ const DEFAULT_MAX_PREVIEW_CHARS: usize = 60_000;
 ///
 /// // Two files under the root, one allowed: the walk refuses.
 /// let found = session.call("ast_grep", serde_json::json!({"pat": "print($X)"})).await;
-/// assert!(found.is_error);
+/// assert!(found.is_error());
 /// assert!(found.text_content().contains("more than 1 files to scan"), "{}", found.text_content());
 /// // Without the extension the defaults apply.
 /// let default = Session::builder().suite(builtin_suite()).workspace_root(dir.path()).build().unwrap();
