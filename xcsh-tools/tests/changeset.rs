@@ -1278,7 +1278,9 @@ fn a_file_changed_while_the_apply_prepares_is_caught_before_anything_is_visible(
     let first_commit = clean
         .steps()
         .iter()
-        .position(|s| s.contains("sync the director") || s.contains("flush to disk the new contents"))
+        .position(|s| {
+            s.contains("sync the director") || s.contains("flush to disk the new contents")
+        })
         .expect("sync step")
         + 1;
     assert!(first_commit > 5, "{:#?}", clean.steps());

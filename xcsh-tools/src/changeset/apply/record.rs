@@ -163,8 +163,15 @@ impl Run<'_> {
                 dirs.insert(s.locate(sub));
             }
         }
-        let data = self.progress.iter().any(|p| p.temp.is_some() && p.fs_synced);
-        self.sync_entries(dirs, data, "flush to disk the new contents on the filesystem of")
+        let data = self
+            .progress
+            .iter()
+            .any(|p| p.temp.is_some() && p.fs_synced);
+        self.sync_entries(
+            dirs,
+            data,
+            "flush to disk the new contents on the filesystem of",
+        )
     }
 
     /// Makes the entries of `dirs` durable: a `syncfs` of every watched filesystem (described
