@@ -3,8 +3,8 @@
 quotes) and checks them against the targets.
 
 Usage: report.py --dir RESULTS_DIR [--out FILE.md]
-Reads cli.json, corpora.json, micro.json, compile.json and compile-cold.json from
-RESULTS_DIR (whichever exist).
+Reads cli.json, corpora.json, apply.json, micro.json, compile.json and compile-cold.json
+from RESULTS_DIR (whichever exist).
 """
 
 from __future__ import annotations
@@ -138,6 +138,51 @@ MICRO_ROWS = [
 ]
 
 
+def apply_section(app: dict) -> list[str]:
+    out = ["## Preview plus apply vs `ast-grep --update-all`; the apply alone vs plain writes", ""]
+    corpus = "a few crates of the pinned Rust corpus" if app.get("smoke") else "the pinned Rust corpus"
+    out.append(f"Corpus: {corpus}; {app['runs']} timed run(s) per contestant per pattern, the "
+               "order rotating; every run checked to leave the new bytes, then put back and "
+               "synced. Speedup = CLI wall / xcsh wall (medians). Apply alone: the same change "
+               "set applied in-process (`xcsh-apply-bench`) against `std::fs::write` of the "
+               "same new contents, medians.")
+    out.append("")
+    out.append("| pattern | files | `--yes` | session | CLI | speedup `--yes` | speedup session "
+               "| session / `--yes` | apply alone | plain writes | apply / plain |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in app["patterns"]:
+        a = r.get("apply_only")
+        tail = (f"{fmt_s(a['apply']['median_s'])} | {fmt_s(a['plain']['median_s'])} "
+                f"| {a['ratio']:.2f}×" if a else "n/a | n/a | n/a")
+        out.append(f"| `{r['pattern']}` | {r['files_changed']:,} | {fmt_s(r['yes']['wall_s'])} "
+                   f"| {fmt_s(r['session']['wall_s'])} | {fmt_s(r['cli']['wall_s'])} "
+                   f"| {r['speedup_yes']:.2f}× | {r['speedup_session']:.2f}× "
+                   f"| {r['session_over_yes']:.2f} | {tail} |")
+    s = app["summary"]
+    out += ["",
+            f"- `xcsh ast-edit --yes`: median **{s['median_speedup_yes']:.2f}×**, worst "
+            f"**{s['worst_speedup_yes']:.2f}×** (target median ≥ 2×, none slower: "
+            f"{mark(s['median_speedup_yes'] >= 2 and s['worst_speedup_yes'] >= 1)}).",
+            f"- `xcsh session`: median **{s['median_speedup_session']:.2f}×**, worst "
+            f"**{s['worst_speedup_session']:.2f}×** (same target: "
+            f"{mark(s['median_speedup_session'] >= 2 and s['worst_speedup_session'] >= 1)}).",
+            f"- Session over `--yes`: at most **{s['worst_session_over_yes']:.2f}** "
+            f"(target ≤ 1.2: {mark(s['worst_session_over_yes'] <= 1.2)}).",
+            f"- Apply alone over plain writes: median **{s['median_apply_over_plain']:.2f}×**, "
+            f"worst **{s['worst_apply_over_plain']:.2f}×**.",
+            f"- Identical trees on every pattern: {mark(s['all_identical'])}.", ""]
+    widest = max((r for r in app["patterns"] if r.get("apply_only")),
+                 key=lambda r: r["files_changed"], default=None)
+    if widest:
+        a = widest["apply_only"]
+        out += [f"Where the apply's time goes on `{widest['pattern']}` ({a['files']:,} files, "
+                f"{a['bytes']:,} bytes; medians per phase):", "",
+                "| phase | time |", "|---|---:|"]
+        out += [f"| {p['phase']} | {fmt_s(p['median_s'])} |" for p in a["phases"][:14]]
+        out.append("")
+    return out
+
+
 def fmt_ns(seconds: float) -> str:
     ns = seconds * 1e9
     return f"{ns / 1000:.2f} µs" if ns >= 1000 else f"{ns:.0f} ns"
@@ -247,10 +292,10 @@ def main() -> int:
     p.add_argument("--command", default="bench/run.sh")
     p.add_argument("--out")
     args = p.parse_args()
-    cli, cor, micro, comp, cold = (load(args.dir, n) for n in
-                                   ("cli.json", "corpora.json", "micro.json", "compile.json",
-                                    "compile-cold.json"))
-    any_doc = cli or cor or micro or comp or cold
+    cli, cor, app, micro, comp, cold = (load(args.dir, n) for n in
+                                        ("cli.json", "corpora.json", "apply.json", "micro.json",
+                                         "compile.json", "compile-cold.json"))
+    any_doc = cli or cor or app or micro or comp or cold
     if not any_doc:
         print(f"no results in {args.dir}", file=sys.stderr)
         return 1
@@ -264,6 +309,8 @@ def main() -> int:
         lines += cli_section(cli)
     if cor:
         lines += corpora_section(cor)
+    if app:
+        lines += apply_section(app)
     if micro:
         lines += micro_section(micro)
     if comp:

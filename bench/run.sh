@@ -12,13 +12,18 @@
 #      one) and at 3072 MiB; every preview's structuredContent validated against its
 #      outputSchema and at most 64 KiB; and what near misses add to a search that found
 #      nothing (xcsh-near-miss-bench);
+#   3a. preview plus apply, end to end (bench/apply_bench.py): `xcsh ast-edit --yes` and
+#      `xcsh session` (ast_edit, then resolve apply) against `ast-grep --update-all`, on the
+#      ten patterns and three broad ones, alternated, every tree checked; and the durable
+#      apply alone (xcsh-apply-bench) against `std::fs::write` of the same bytes, with where
+#      the apply's time goes (syncs, backups, renames, journal, stale checks, undo record);
 #   3b. in-process micro-benchmarks (divan): Session::call against rmcp's tool router, the
 #      pending round trip, allocation-free schema retrieval;
 #   4. compile time of 200 #[custom_tool] tools against the same 200 rmcp #[tool]s;
 #   5. opt-in (--cold-build): cold `cargo build --offline` of a 10-tool crate on xcsh with
 #      only the macros feature, on xcsh with its default features, and on rmcp's macros.
 #
-# Usage: bench/run.sh [--smoke] [--only cli,corpora,warm,scale,micro,compile,cold] [--runs N] [--cold-build]
+# Usage: bench/run.sh [--smoke] [--only cli,corpora,warm,apply,scale,micro,compile,cold] [--runs N] [--cold-build]
 #   (scale is opt-in: --only scale, ~10 min: 1x, 5x and 10x the corpus)
 #   --smoke   a quick check that the benchmarks still work (CI runs it from
 #             scripts/test-all.sh): a few crates of the corpus, 2 patterns x 1 run with the
@@ -46,7 +51,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 
 smoke=0
-only="cli,corpora,warm,micro,compile"
+only="cli,corpora,warm,apply,micro,compile"
 runs=5
 runs_given=0
 cold_build=0
@@ -115,7 +120,7 @@ if [[ "$version" != "ast-grep 0.51.1" ]]; then
     exit 2
 fi
 
-if wants cli || wants warm || wants scale; then
+if wants cli || wants warm || wants apply || wants scale; then
     # The corpus: vendored once, reused while its lock file is unchanged.
     if (( smoke )); then corpus="$work/corpus-smoke"; else corpus="$work/corpus-rust"; fi
     stamp="$(cat "$manifest" "$corpus_dir/Cargo.lock" | sha256sum | cut -c1-16)"
@@ -136,13 +141,14 @@ if wants cli || wants warm || wants scale; then
     step "Building xcsh and xcsh-plan-stats ($profile_dir)"
     # One at a time: together, cargo would unify their dependencies' features.
     cargo build "${build_flags[@]}" -p xcsh --bin xcsh
-    cargo build "${build_flags[@]}" -p xcsh-bench --bin xcsh-plan-stats --bin xcsh-near-miss-bench
+    cargo build "${build_flags[@]}" -p xcsh-bench --bin xcsh-plan-stats --bin xcsh-near-miss-bench \
+        --bin xcsh-apply-bench
     # Timed from a private copy: another build in the same target dir cannot swap the binary
     # in the middle of the runs.
     bin="$work/bin-$profile_dir"
     mkdir -p "$bin"
     cp "$target/$profile_dir/xcsh" "$target/$profile_dir/xcsh-plan-stats" \
-        "$target/$profile_dir/xcsh-near-miss-bench" "$bin/"
+        "$target/$profile_dir/xcsh-near-miss-bench" "$target/$profile_dir/xcsh-apply-bench" "$bin/"
 fi
 
 if wants cli; then
@@ -172,6 +178,14 @@ if wants warm; then
     (( smoke )) && near_runs=1
     "$bin/xcsh-near-miss-bench" --root "$corpus" --runs "$near_runs" \
         --out "$results/near_miss.json" || failed+=("near misses (see above)")
+fi
+
+if wants apply; then
+    step "Preview plus apply vs ast-grep --update-all; a durable apply vs plain writes"
+    apply_args=(--xcsh "$bin/xcsh" --apply-bench "$bin/xcsh-apply-bench" --ast-grep "$ast_grep"
+                --corpus "$corpus" --work "$work/apply" --out "$results/apply.json")
+    if (( smoke )); then apply_args+=(--smoke --runs 1); else apply_args+=(--runs "$runs"); fi
+    "$python" bench/apply_bench.py "${apply_args[@]}" || failed+=("apply (see above)")
 fi
 
 if wants corpora; then
@@ -244,7 +258,7 @@ fi
 step "Report"
 command="bench/run.sh"
 (( smoke )) && command+=" --smoke"
-[[ "$only_given" != "cli,corpora,warm,micro,compile" ]] && command+=" --only $only_given"
+[[ "$only_given" != "cli,corpora,warm,apply,micro,compile" ]] && command+=" --only $only_given"
 (( cold_build )) && command+=" --cold-build"
 "$python" bench/report.py --dir "$results" --command "$command" --out "$results/latest.md" >/dev/null
 # The same results as SVG charts beside the JSON (BENCHMARKS.md shows them).

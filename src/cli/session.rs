@@ -53,6 +53,15 @@ pub(crate) struct Args {
     state: Option<std::path::PathBuf>,
 }
 
+/// What a call prints: `{"line": N, "tool": …, "result": …}`, serialised from the result
+/// itself (not copied into a JSON value first: a wide preview's details are megabytes).
+#[derive(serde::Serialize)]
+struct CallLine<'a> {
+    line: usize,
+    tool: &'a str,
+    result: &'a AgentToolResult,
+}
+
 /// One line of the script.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -139,7 +148,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
             } else {
                 json_line(
                     &mut out,
-                    &json!({"line": number, "tool": call.tool, "result": result}),
+                    &CallLine {
+                        line: number,
+                        tool: &call.tool,
+                        result: &result,
+                    },
                 )
             }
             .map_err(write_failed)?;
@@ -227,8 +240,13 @@ fn skipped(line: &str) -> bool {
     line.is_empty() || line.starts_with('#')
 }
 
-fn json_line(out: &mut impl Write, value: &Value) -> io::Result<()> {
-    writeln!(out, "{value}")?;
+fn json_line(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
+    // Serialised whole, then written once: a wide preview's line runs to megabytes, which
+    // written piece by piece through the line-buffered standard output would be thousands of
+    // system calls.
+    let mut line = serde_json::to_vec(value).map_err(io::Error::other)?;
+    line.push(b'\n');
+    out.write_all(&line)?;
     // A consumer reading a pipe sees each result as soon as its call is done.
     out.flush()
 }

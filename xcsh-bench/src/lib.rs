@@ -2,6 +2,8 @@
 //!
 //! * [`CountingAlloc`]: a global allocator wrapper that counts allocations per thread, so a
 //!   benchmark or test can assert that a path allocates nothing.
+//! * `xcsh-apply-bench` (a binary): a durable `ChangeSet` apply against plain writes of the
+//!   same bytes, with where the apply's time goes, for `bench/apply_bench.py`.
 //! * `xcsh-plan-stats` (a binary): the engine's own counts (files scanned and parsed,
 //!   replacements) for a pattern, which `bench/cli_bench.py` puts beside the timings.
 //! * `benches/dispatch.rs`: `Session::call` against rmcp's tool router, the pending round

@@ -8,6 +8,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
 /// Which filesystem steps of an apply should fail, for tests.
 ///
@@ -48,6 +49,7 @@ pub struct FaultPlan {
     fail: BTreeSet<usize>,
     crash_at: Option<usize>,
     no_hard_links: bool,
+    no_syncfs: bool,
     /// Code to run just before a step, to play a concurrent writer.
     hooks: Vec<(usize, Hook)>,
     taken: AtomicUsize,
@@ -56,6 +58,11 @@ pub struct FaultPlan {
     /// [`lose_unsynced`](Self::lose_unsynced).
     power_loss: bool,
     effects: Mutex<Vec<Recorded>>,
+    /// Record when every step and phase began, for [`timings`](Self::timings).
+    timed: bool,
+    marks: Mutex<Vec<(String, Instant)>>,
+    /// Keep no log of the steps (a real apply: nobody reads it).
+    quiet: bool,
 }
 
 type Hook = Box<dyn Fn() + Send + Sync>;
@@ -66,12 +73,14 @@ impl fmt::Debug for FaultPlan {
             .field("fail", &self.fail)
             .field("crash_at", &self.crash_at)
             .field("no_hard_links", &self.no_hard_links)
+            .field("no_syncfs", &self.no_syncfs)
             .field(
                 "hooks_at",
                 &self.hooks.iter().map(|(k, _)| k).collect::<Vec<_>>(),
             )
             .field("taken", &self.taken)
             .field("power_loss", &self.power_loss)
+            .field("timed", &self.timed)
             .finish()
     }
 }
@@ -89,6 +98,58 @@ impl FaultPlan {
     /// A plan that injects nothing; it still counts and logs the steps.
     pub fn none() -> Self {
         Self::default()
+    }
+
+    /// The plan of a real apply: nothing injected, nothing logged.
+    pub(crate) fn quiet() -> Self {
+        Self {
+            quiet: true,
+            ..Self::default()
+        }
+    }
+
+    /// A plan that injects nothing and notes when each step, and each stretch of work between
+    /// steps (a stale check, reading and splicing a file, the undo record), began: see
+    /// [`timings`](Self::timings). For benchmarks.
+    pub fn timed() -> Self {
+        Self {
+            timed: true,
+            ..Self::default()
+        }
+    }
+
+    /// Where the time of a [`timed`](Self::timed) plan's apply went: for each step and phase
+    /// in order, what it was (a step's description without its path) and the seconds until
+    /// the next one began (the last one: until the apply returned).
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::{ChangeSet, FaultPlan}, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "old")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify("a.txt", "new")?;
+    /// let plan = FaultPlan::timed();
+    /// cs.apply_with_faults(&plan)?;
+    /// let timings = plan.timings();
+    /// assert!(timings.iter().any(|(what, _)| what == "write the new content of"));
+    /// assert!(timings.iter().all(|(_, seconds)| *seconds >= 0.0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn timings(&self) -> Vec<(String, f64)> {
+        let marks = self.marks.lock().unwrap_or_else(|e| e.into_inner());
+        marks
+            .windows(2)
+            .map(|w| (w[0].0.clone(), (w[1].1 - w[0].1).as_secs_f64()))
+            .collect()
+    }
+
+    /// Notes, for a [`timed`](Self::timed) plan, that the work `what` begins (not a step: it
+    /// is not numbered and cannot fail).
+    pub(crate) fn phase(&self, what: &str) {
+        if self.timed {
+            let mut marks = self.marks.lock().unwrap_or_else(|e| e.into_inner());
+            marks.push((what.to_owned(), Instant::now()));
+        }
     }
 
     /// A plan whose `k`-th step (from 1) fails.
@@ -129,6 +190,14 @@ impl FaultPlan {
         self
     }
 
+    /// Fsyncs every file and directory on its own, as on filesystems where one `syncfs` per
+    /// filesystem would not be as durable (network filesystems, Linux before 5.8, other
+    /// systems).
+    pub fn without_syncfs(mut self) -> Self {
+        self.no_syncfs = true;
+        self
+    }
+
     /// Runs `f` just before step `k` (whether or not that step then fails), to change the
     /// files under an apply at a chosen moment, as another process could.
     pub fn before_step(mut self, k: usize, f: impl Fn() + Send + Sync + 'static) -> Self {
@@ -150,18 +219,25 @@ impl FaultPlan {
         !self.no_hard_links
     }
 
+    pub(crate) fn syncfs_allowed(&self) -> bool {
+        !self.no_syncfs
+    }
+
     /// Numbers the next step and says whether it may run. `effects` says what the step will
     /// do to the disk; it is only called by a [`power_loss_at`](Self::power_loss_at) plan,
     /// which records the effects with their before-images when the step is to run.
     pub(crate) fn gate(
         &self,
         what: &str,
-        path: &str,
+        path: impl FnOnce() -> String,
         effects: impl FnOnce() -> Vec<Effect>,
     ) -> Gate {
         let k = self.taken.fetch_add(1, Ordering::SeqCst) + 1;
-        if let Ok(mut log) = self.log.lock() {
-            log.push(format!("{k}: {what} `{path}`"));
+        self.phase(what);
+        if !self.quiet
+            && let Ok(mut log) = self.log.lock()
+        {
+            log.push(format!("{k}: {what} `{}`", path()));
         }
         for (_, hook) in self.hooks.iter().filter(|(at, _)| *at == k) {
             hook();
@@ -195,9 +271,9 @@ impl FaultPlan {
                     vec![image(a), image(b)],
                     vec![dir_id(parent(a)), dir_id(parent(b))],
                 ),
-                Effect::Write(p) => (vec![image(p)], Vec::new()),
+                Effect::Write(p) => (vec![image(p)], vec![dir_id(parent(p))]),
                 Effect::Sync(_) => (Vec::new(), Vec::new()),
-                Effect::SyncDir(d) => (Vec::new(), vec![dir_id(d)]),
+                Effect::SyncDir(d) | Effect::SyncFs(d) => (Vec::new(), vec![dir_id(d)]),
             };
             recorded.push(Recorded {
                 step,
@@ -213,8 +289,9 @@ impl FaultPlan {
     /// worst case of the usual POSIX model: a directory entry change (create, link, unlink,
     /// either side of a rename) survives only if that directory was fsynced after it; data
     /// written to a file survives only if that file was fsynced after it (else the file holds
-    /// what it held before the write: a new file is left empty). Every unsynced effect is lost,
-    /// not some of them. Metadata (permissions, times) is not modelled.
+    /// what it held before the write: a new file is left empty). A `syncfs` of a filesystem
+    /// makes every earlier change on it durable, entries and data. Every unsynced effect is
+    /// lost, not some of them. Metadata (permissions, times) is not modelled.
     ///
     /// Returns how many effects were reverted, or what the model cannot revert (a path whose
     /// directory has moved since, data left unsynced in a file renamed since).
@@ -225,10 +302,10 @@ impl FaultPlan {
         // identity yet when the entry was recorded: it is the one there now.
         for r in &mut recorded {
             let dirs: Vec<&Path> = match &r.effect {
-                Effect::Link(p) | Effect::Unlink(p) => vec![parent(p)],
+                Effect::Link(p) | Effect::Unlink(p) | Effect::Write(p) => vec![parent(p)],
                 Effect::Rename(a, b) => vec![parent(a), parent(b)],
-                Effect::SyncDir(d) => vec![d],
-                Effect::Write(_) | Effect::Sync(_) => Vec::new(),
+                Effect::SyncDir(d) | Effect::SyncFs(d) => vec![d],
+                Effect::Sync(_) => Vec::new(),
             };
             for (id, dir) in r.dirs.iter_mut().zip(dirs) {
                 if id.is_none() {
@@ -239,16 +316,27 @@ impl FaultPlan {
         let recorded = recorded;
         // Entry changes in a directory are durable up to its last fsync: by directory identity,
         // so that a directory renamed after its fsync (a stage) keeps what was synced in it.
+        // A `syncfs` after the change, on the filesystem (device) holding `dir`.
+        let fs_synced_after = |t: usize, dir: &Option<DirId>| {
+            dir.is_some_and(|(dev, _)| {
+                recorded[t + 1..].iter().any(|r| {
+                    matches!(r.effect, Effect::SyncFs(_))
+                        && r.dirs[0].is_some_and(|(d, _)| d == dev)
+                })
+            })
+        };
         let synced_after = |t: usize, dir: &Option<DirId>| {
             dir.is_some()
-                && recorded[t + 1..]
+                && (recorded[t + 1..]
                     .iter()
                     .any(|r| matches!(r.effect, Effect::SyncDir(_)) && r.dirs[0] == *dir)
+                    || fs_synced_after(t, dir))
         };
-        let data_synced_after = |t: usize, p: &Path| {
+        let data_synced_after = |t: usize, p: &Path, dir: &Option<DirId>| {
             recorded[t + 1..]
                 .iter()
                 .any(|r| matches!(&r.effect, Effect::Sync(q) if q == p))
+                || fs_synced_after(t, dir)
         };
         let mut reverted = 0;
         for t in (0..recorded.len()).rev() {
@@ -293,7 +381,7 @@ impl FaultPlan {
                     reverted += 1;
                 }
                 Effect::Write(p) => {
-                    if data_synced_after(t, p) {
+                    if data_synced_after(t, p, &r.dirs[0]) {
                         continue;
                     }
                     let moved = recorded[t + 1..]
@@ -315,7 +403,7 @@ impl FaultPlan {
                         reverted += 1;
                     }
                 }
-                Effect::Sync(_) | Effect::SyncDir(_) => {}
+                Effect::Sync(_) | Effect::SyncDir(_) | Effect::SyncFs(_) => {}
             }
         }
         Ok(reverted)
@@ -338,6 +426,8 @@ pub(crate) enum Effect {
     Sync(PathBuf),
     /// The directory fsynced.
     SyncDir(PathBuf),
+    /// `syncfs(2)` on the filesystem holding this directory: every change there is durable.
+    SyncFs(PathBuf),
 }
 
 /// One effect with what its paths held before it, and the identity of the directories

@@ -19,7 +19,9 @@ use crate::workspace::{BACKUP_MARKER, TEMP_MARKER};
 
 impl Run<'_> {
     /// Writes `content` to the temporary file of operation `i` beside `target`: create,
-    /// write, chmod, fsync. Remembers its fingerprint for the journal.
+    /// write, chmod, and fsync unless a `syncfs` of its filesystem will make it durable with
+    /// all the others ([`sync_prepared`](Self::sync_prepared)). Remembers its fingerprint for
+    /// the journal.
     pub(super) fn write_temp(
         &mut self,
         i: usize,
@@ -35,8 +37,11 @@ impl Run<'_> {
             || vec![Effect::Link(temp.clone())],
             || create_new(&temp),
         )?;
+        // Before anything is written to it: a `syncfs` through it reports what went wrong since.
+        let batched = self.fs.watch(&file, dir);
         self.progress[i].temp = Some(temp);
         self.progress[i].new_fp = Some(Fingerprint::of(content));
+        self.progress[i].fs_synced = batched;
         let temp = || self.progress[i].temp.clone().unwrap_or_default();
         self.step(
             "write the new content of",
@@ -49,12 +54,14 @@ impl Run<'_> {
                 file.set_permissions(perms)
             })?;
         }
-        self.step(
-            "flush to disk the new content of",
-            target,
-            || vec![Effect::Sync(temp())],
-            || file.sync_all(),
-        )?;
+        if !batched {
+            self.step(
+                "flush to disk the new content of",
+                target,
+                || vec![Effect::Sync(temp())],
+                || file.sync_all(),
+            )?;
+        }
         Ok(())
     }
 

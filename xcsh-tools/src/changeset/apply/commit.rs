@@ -23,6 +23,7 @@ impl Run<'_> {
         for (i, op) in cs.ops.iter().enumerate() {
             match op {
                 Op::Modify { file, content } => {
+                    self.plan.phase("read the original (and splice)");
                     let target = &file.entry.target;
                     let perms = fs::metadata(target)
                         .map_err(|e| self.fail("read the permissions of", target, e))?
@@ -65,6 +66,7 @@ impl Run<'_> {
             }
         }
         // A second, cheap look: the prepare phase may have taken a while.
+        self.plan.phase("second stale check");
         cs.check_all(Some(&snaps), false).map_err(Stop::Stale)?;
 
         // The commit point: every new content and directory is durable; the journal that
@@ -174,17 +176,10 @@ impl Run<'_> {
         self.sync_dirs()
     }
 
-    /// Fsyncs every directory changed since the last time.
+    /// Makes durable the entries of every directory changed since the last time.
     fn sync_dirs(&mut self) -> Result<(), Stop> {
-        for dir in std::mem::take(&mut self.unsynced) {
-            self.step(
-                "sync the directory",
-                &dir,
-                || vec![Effect::SyncDir(dir.clone())],
-                || sync_dir(&dir),
-            )?;
-        }
-        Ok(())
+        let dirs = std::mem::take(&mut self.unsynced);
+        self.sync_entries(dirs, false, "sync the directories on the filesystem of")
     }
 
     /// The file `named`, read for splicing, is stale: look at every file again so the error
@@ -214,6 +209,7 @@ impl Run<'_> {
         // While the backups (the originals) still exist. The apply is done whatever happens
         // here: a record that cannot be kept is reported, not an error.
         let root = self.cs.ws.root();
+        self.plan.phase("keep the undo record");
         match self.cs.undoes {
             Some(id) => {
                 if let Err(e) = undo_store::forget(root, id) {
@@ -232,6 +228,7 @@ impl Run<'_> {
                 Err(why) => report.undo_not_kept = Some(why),
             },
         }
+        self.plan.phase("report");
         let mut emptied = std::collections::BTreeSet::new();
         for (i, op) in self.cs.ops.iter().enumerate() {
             match op {
@@ -263,13 +260,10 @@ impl Run<'_> {
         // The removals must be durable before the journal's: once it is gone, nothing names
         // the backups any more, and a power loss bringing them back would leave them behind
         // for good (found by the power-loss simulation). A failure only costs that risk.
-        for dir in emptied {
-            let sync = || vec![Effect::SyncDir(dir.clone())];
-            if let Err(Stop::Crash(step)) =
-                self.step("sync the directory", &dir, sync, || sync_dir(&dir))
-            {
-                return Err(ApplyError::SimulatedCrash { step });
-            }
+        if let Err(Stop::Crash(step)) =
+            self.sync_entries(emptied, false, "sync the directories on the filesystem of")
+        {
+            return Err(ApplyError::SimulatedCrash { step });
         }
         if let Err(step) = self.drop_journal() {
             return Err(ApplyError::SimulatedCrash { step });

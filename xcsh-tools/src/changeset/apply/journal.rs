@@ -19,6 +19,9 @@ pub(super) struct Progress {
     pub(super) committed: bool,
     /// The fingerprint of the new content written to `temp`.
     pub(super) new_fp: Option<crate::changeset::Fingerprint>,
+    /// `temp` is made durable by a `syncfs` of its filesystem (see
+    /// [`FsSync`](super::atomic_fs::FsSync)), not by its own fsync.
+    pub(super) fs_synced: bool,
 }
 
 /// Why the forward pass stopped.
@@ -51,19 +54,19 @@ impl Run<'_> {
         effects: impl FnOnce() -> Vec<Effect>,
         f: impl FnOnce() -> io::Result<T>,
     ) -> Result<T, Stop> {
-        let shown = self.cs.ws.display(path);
-        match self.plan.gate(what, &shown, effects) {
+        let shown = || self.cs.ws.display(path);
+        match self.plan.gate(what, shown, effects) {
             Gate::Crash(k) => Err(Stop::Crash(k)),
             Gate::Fail(k) => Err(Stop::Failed(Failure {
                 what,
-                path: shown,
+                path: shown(),
                 source: io::Error::other(format!("injected fault at step {k}")),
                 injected: true,
             })),
             Gate::Run => f().map_err(|source| {
                 Stop::Failed(Failure {
                     what,
-                    path: shown,
+                    path: shown(),
                     source,
                     injected: false,
                 })

@@ -186,7 +186,7 @@ impl ChangeSet {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn apply(&self) -> Result<ApplyReport, ApplyError> {
-        self.apply_faulty(&FaultPlan::none())
+        self.apply_faulty(&FaultPlan::quiet())
     }
 
     /// [`apply`](Self::apply) with injected faults, for tests: see [`FaultPlan`]. Only with
@@ -211,6 +211,7 @@ impl ChangeSet {
         if self.ops.is_empty() {
             return Ok(ApplyReport::default());
         }
+        plan.phase("lock");
         let _one_at_a_time = lock_ignoring_poison(&APPLYING);
         let root = self.ws.root();
         let _named = ApplyingRoot::enter(root);
@@ -238,9 +239,11 @@ impl ChangeSet {
         let result = self.apply_locked(plan);
         // A simulated crash leaves the lock file, as a real one would.
         if !matches!(result, Err(ApplyError::SimulatedCrash { .. })) {
+            plan.phase("unlock");
             plan.note(|| vec![Effect::Unlink(lock_file()), Effect::Unlink(state_dir())]);
             lock.release();
         }
+        plan.phase("(returned)");
         result
     }
 
@@ -249,6 +252,7 @@ impl ChangeSet {
         if recover::has_journal(self.ws.root()) {
             recover::recover_locked(self.ws.root()).map_err(ApplyError::Recovery)?;
         }
+        plan.phase("first stale check");
         let snaps = self
             .check_all(None, true)
             .map_err(|files| ApplyError::Stale { files })?;
@@ -263,6 +267,11 @@ impl ChangeSet {
             unsynced: BTreeSet::new(),
             leftovers: Vec::new(),
             effect: self.effect_digest(),
+            fs: if plan.syncfs_allowed() {
+                atomic_fs::FsSync::default()
+            } else {
+                atomic_fs::FsSync::off()
+            },
         };
         let outcome = run
             .record(durable::State::Prepared)
@@ -333,6 +342,8 @@ struct Run<'a> {
     leftovers: Vec<PathBuf>,
     /// The change set's effect digest, for the journal and the undo record.
     effect: String,
+    /// The filesystems whose changes one `syncfs` each makes durable.
+    fs: atomic_fs::FsSync,
 }
 
 /// The directory holding `path` (every path here is absolute and below the root, so it has

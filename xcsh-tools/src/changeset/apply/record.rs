@@ -106,6 +106,10 @@ impl Run<'_> {
     /// into place and the fsync of `.xcsh`.
     pub(super) fn record(&self, state: State) -> Result<(), Stop> {
         let root = self.cs.ws.root();
+        self.plan.phase(match state {
+            State::Prepared => "encode the prepared journal",
+            State::Committed => "encode the committed journal",
+        });
         let bytes = durable::encode(&self.journal(state));
         let path = journal_path(root);
         let what = match state {
@@ -142,8 +146,9 @@ impl Run<'_> {
         )
     }
 
-    /// Makes the directories holding the temporary files and stages durable, so that what
-    /// the committed journal names is there after a power loss.
+    /// Makes the new contents not fsynced yet and the directories holding the temporary files
+    /// and stages durable, so that what the committed journal names is there after a power
+    /// loss: one `syncfs` per filesystem where that is as durable, fsyncs elsewhere.
     pub(super) fn sync_prepared(&self) -> Result<(), Stop> {
         let mut dirs = std::collections::BTreeSet::new();
         for p in &self.progress {
@@ -158,7 +163,39 @@ impl Run<'_> {
                 dirs.insert(s.locate(sub));
             }
         }
-        for dir in dirs {
+        let data = self
+            .progress
+            .iter()
+            .any(|p| p.temp.is_some() && p.fs_synced);
+        self.sync_entries(
+            dirs,
+            data,
+            "flush to disk the new contents on the filesystem of",
+        )
+    }
+
+    /// Makes the entries of `dirs` durable: a `syncfs` of every watched filesystem (described
+    /// as `batch`) if one of them lies there or `data` (unsynced contents there) says so, then
+    /// an fsync of each directory elsewhere.
+    pub(super) fn sync_entries(
+        &self,
+        dirs: std::collections::BTreeSet<PathBuf>,
+        data: bool,
+        batch: &'static str,
+    ) -> Result<(), Stop> {
+        let (batched, single): (Vec<PathBuf>, Vec<PathBuf>) =
+            dirs.into_iter().partition(|d| self.fs.covers_dir(d));
+        if data || !batched.is_empty() {
+            for (i, on) in self.fs.filesystems() {
+                self.step(
+                    batch,
+                    on,
+                    || vec![Effect::SyncFs(on.to_path_buf())],
+                    || self.fs.sync(i),
+                )?;
+            }
+        }
+        for dir in single {
             self.step(
                 "sync the directory",
                 &dir,
