@@ -14,7 +14,7 @@
 //! only: after a restart the model is told "`<label>` was lost when the server restarted;
 //! preview again" with the next result, never silently.
 //!
-//! Format: xcsh's state-file framing ([`Frame`](crate::framing::Frame)), a first line
+//! Format: xcsh's state-file framing ([`Frame`]), a first line
 //! `xcsh-pending-stack 2 <xxh3-64 of the rest, hex>`, then JSON. (Version 1, before the
 //! framing was shared, had a SHA-256 checksum: such a file is refused, naming it.)
 

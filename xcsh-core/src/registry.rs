@@ -166,7 +166,7 @@ impl Registry {
     }
 }
 
-/// Validated tools and settings, shared by any number of [`Session`]s (an MCP server makes one
+/// Validated tools and settings, shared by any number of [`Session`](crate::Session)s (an MCP server makes one
 /// session per client connection from the same registry).
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
@@ -239,8 +239,8 @@ impl std::error::Error for DialectNotEnabled {}
 
 impl Registry {
     /// The tools listed while nothing is pending, in registration order, `resolve` last when
-    /// a tool declares it may push pending actions. A [`Session`] lists `resolve` also while
-    /// anything is pending ([`Session::tools`]).
+    /// a tool declares it may push pending actions. A [`Session`](crate::Session) lists `resolve` also while
+    /// anything is pending ([`Session::tools`](crate::Session::tools)).
     pub fn tools(&self) -> &[Arc<dyn Tool>] {
         self.listed(false)
     }
@@ -267,7 +267,7 @@ impl Registry {
 
     /// The tool definitions in `dialect`'s request shape while nothing is pending, `resolve`
     /// included when a tool declares it may push; computed once when the registry was built.
-    /// A [`Session`]'s [`definitions`](Session::definitions) also list `resolve` while
+    /// A [`Session`](crate::Session)'s [`definitions`](crate::Session::definitions) also list `resolve` while
     /// anything is pending.
     pub fn definitions(&self, dialect: Dialect) -> Result<&[Value], DialectNotEnabled> {
         self.definitions_listed(dialect, false)
