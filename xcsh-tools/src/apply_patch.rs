@@ -145,6 +145,9 @@ struct Row {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     from: Option<String>,
     hunks: usize,
+    /// The change-set operations it is, by the names `ChangeSet::retain_files` knows (a
+    /// rename by its source; a move that rewrites by its destination and its source).
+    parts: Vec<String>,
 }
 
 impl Row {
@@ -158,11 +161,17 @@ impl Row {
                 ("moved", Some(from.clone()))
             }
         };
+        let parts = match &f.action {
+            FileAction::Rename { from } => vec![from.clone()],
+            FileAction::MoveHere { from, .. } => vec![f.file.clone(), from.clone()],
+            _ => vec![f.file.clone()],
+        };
         Row {
             file: f.file.clone(),
             action: action.to_owned(),
             from,
             hunks: f.hunks,
+            parts,
         }
     }
 }
@@ -266,16 +275,26 @@ struct ApplyPatchAction {
 }
 
 impl ApplyPatchAction {
-    /// Narrows the patch to `files` (a person's partial approval, by file).
+    /// Narrows the patch to `files` (a person's partial approval, by file): a move is taken
+    /// whole, named by either of its paths.
     fn only(&mut self, files: &[String]) -> Result<(), String> {
-        let mut changes = self.changes.clone();
-        changes.retain_files(files)?;
-        let keep = |r: &Row| {
+        let chosen = |r: &Row| {
             files
                 .iter()
                 .any(|f| *f == r.file || Some(f) == r.from.as_ref())
         };
-        self.rows.retain(keep);
+        let mut names: Vec<String> = Vec::new();
+        for f in files {
+            match self.rows.iter().find(|r| *f == r.file || Some(f) == r.from.as_ref()) {
+                Some(row) => names.extend(row.parts.iter().cloned()),
+                // Not in the patch: the change set refuses it, naming what it touches.
+                None => names.push(f.clone()),
+            }
+        }
+        names.dedup();
+        let mut changes = self.changes.clone();
+        changes.retain_files(&names)?;
+        self.rows.retain(chosen);
         self.details = serde_json::json!({ "files": self.rows, "notes": self.details.get("notes") });
         self.changes = changes;
         Ok(())

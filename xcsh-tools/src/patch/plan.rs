@@ -231,7 +231,7 @@ impl Overlay<'_> {
                                 self.slots[j].display
                             ));
                         }
-                        let moved_from = first_update.then_some(i);
+                        let moved_from = Some(i);
                         let src = &mut self.slots[i];
                         src.state = State::Deleted;
                         src.edits = None;
@@ -279,8 +279,14 @@ impl Overlay<'_> {
     fn finish(mut self) -> Result<PatchPlan, PatchError> {
         let mut changes = ChangeSet::new(self.ws.clone());
         let mut files = Vec::new();
-        // Sources consumed by a plain rename.
+        // Sources consumed by a plain rename; sources of any move (listed with it).
         let mut renamed: Vec<usize> = Vec::new();
+        let sources: Vec<usize> = self
+            .slots
+            .iter()
+            .filter(|s| matches!(s.state, State::Content(_)))
+            .filter_map(|s| s.moved_from)
+            .collect();
         for j in 0..self.slots.len() {
             let dest = &self.slots[j];
             if let (Some(i), None, State::Content(c)) = (dest.moved_from, &dest.original, &dest.state)
@@ -300,7 +306,7 @@ impl Overlay<'_> {
                 (Some(_), State::Deleted) if renamed.contains(&j) => None,
                 (Some(_), State::Deleted) => {
                     changes.delete(&slot.user).map_err(fail)?;
-                    Some(FileAction::Delete)
+                    (!sources.contains(&j)).then_some(FileAction::Delete)
                 }
                 (Some(orig), State::Content(c)) => {
                     if orig.as_slice() == c.as_bytes() {
