@@ -849,7 +849,7 @@ fn definitions(args: &[&str]) -> Vec<Value> {
 fn tools_prints_valid_definitions_for_every_dialect() {
     for dialect in Dialect::ALL {
         let defs = definitions(&["--dialect", dialect.as_str()]);
-        assert_eq!(defs.len(), 4, "{dialect}: {defs:?}");
+        assert_eq!(defs.len(), 5, "{dialect}: {defs:?}");
         for def in &defs {
             assert_eq!(
                 validate::tool_definition(dialect, def),
@@ -858,7 +858,7 @@ fn tools_prints_valid_definitions_for_every_dialect() {
             );
         }
         let text = serde_json::to_string(&defs).unwrap();
-        for name in ["ast_grep", "ast_edit", "undo", "resolve"] {
+        for name in ["ast_grep", "ast_edit", "apply_patch", "undo", "resolve"] {
             assert!(text.contains(&format!("\"{name}\"")), "{dialect}: {text}");
         }
     }

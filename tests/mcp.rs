@@ -122,6 +122,7 @@ async fn a_client_previews_sees_the_stack_and_applies() {
         [
             "ast_grep",
             "ast_edit",
+            "apply_patch",
             "undo",
             "count",
             "wait_forever",
@@ -460,7 +461,7 @@ fn serve_writes_only_protocol_to_stdout() {
     assert_eq!(init["result"]["serverInfo"]["name"], "xcsh");
     assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true);
     let list = lines.iter().find(|m| m["id"] == 2).unwrap();
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 5);
     let call = lines.iter().find(|m| m["id"] == 3).unwrap();
     assert_eq!(call["result"]["isError"], true, "{call}");
     assert_eq!(

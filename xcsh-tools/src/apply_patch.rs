@@ -152,14 +152,10 @@ struct Row {
 
 impl Row {
     fn of(f: &PlannedFile) -> Self {
-        let (action, from) = match &f.action {
-            FileAction::Add => ("added", None),
-            FileAction::Replace => ("replaced", None),
-            FileAction::Update => ("updated", None),
-            FileAction::Delete => ("deleted", None),
-            FileAction::Rename { from } | FileAction::MoveHere { from, .. } => {
-                ("moved", Some(from.clone()))
-            }
+        let action = f.action.verb();
+        let from = match &f.action {
+            FileAction::Rename { from } | FileAction::MoveHere { from, .. } => Some(from.clone()),
+            _ => None,
         };
         let parts = match &f.action {
             FileAction::Rename { from } => vec![from.clone()],
@@ -176,43 +172,9 @@ impl Row {
     }
 }
 
-/// `2 files updated, 1 added, 1 deleted`: counts per action, in a fixed order.
+/// `2 files updated, 1 added`, from the rows' actions.
 fn summary(rows: &[Row]) -> String {
-    let mut parts = Vec::new();
-    for action in ["updated", "added", "replaced", "moved", "deleted"] {
-        let n = rows.iter().filter(|r| r.action == action).count();
-        if n > 0 {
-            if parts.is_empty() {
-                parts.push(format!("{} {action}", plural(n, "file")));
-            } else {
-                parts.push(format!("{n} {action}"));
-            }
-        }
-    }
-    if parts.is_empty() {
-        "no files".to_owned()
-    } else {
-        parts.join(", ")
-    }
-}
-
-/// What one file's line of the preview says it becomes.
-fn describe(f: &PlannedFile) -> String {
-    let hunks = |n: usize| if n > 0 { format!(" ({})", plural(n, "hunk")) } else { String::new() };
-    match &f.action {
-        FileAction::Add => "new file".to_owned(),
-        FileAction::Replace => "REPLACED: the existing file's whole content is replaced (`*** Add File` on a file that exists)".to_owned(),
-        FileAction::Update => format!("updated{}", hunks(f.hunks)),
-        FileAction::Delete => "deleted".to_owned(),
-        FileAction::Rename { from } => format!("moved from {from}"),
-        FileAction::MoveHere { from, overwrites: false } => {
-            format!("moved from {from}{}", hunks(f.hunks))
-        }
-        FileAction::MoveHere { from, overwrites: true } => format!(
-            "OVERWRITTEN: moved here from {from}{}, replacing the file that was here",
-            hunks(f.hunks)
-        ),
-    }
+    crate::patch::summary(rows.iter().map(|r| r.action.as_str()))
 }
 
 /// The preview a model (or person) reads: the files, the diff (cut at `max_diff_chars`),
@@ -221,7 +183,7 @@ pub fn render_preview(planned: &PatchPlan, max_diff_chars: usize) -> String {
     let rows: Vec<Row> = planned.files.iter().map(Row::of).collect();
     let mut out = format!("Apply Patch preview: {}.\n\n", summary(&rows));
     for f in planned.files.iter().take(LISTED_FILES) {
-        let _ = writeln!(out, "{}: {}", f.file, describe(f));
+        let _ = writeln!(out, "{}: {}", f.file, f.describe());
     }
     if planned.files.len() > LISTED_FILES {
         let _ = writeln!(
@@ -294,6 +256,8 @@ impl ApplyPatchAction {
         names.dedup();
         let mut changes = self.changes.clone();
         changes.retain_files(&names)?;
+        // A narrowed change set keeps the undo limits of the whole.
+        let changes = changes.with_undo(self.changes.undo_limits());
         self.rows.retain(chosen);
         self.details = serde_json::json!({ "files": self.rows, "notes": self.details.get("notes") });
         self.changes = changes;

@@ -45,7 +45,7 @@ mod seek;
 
 pub use error::{PatchError, PatchErrorKind};
 pub use parse::{FileOp, Hunk, HunkLine, Patch, parse};
-pub use plan::{FileAction, PatchPlan, PlannedFile, plan};
+pub use plan::{FileAction, PatchPlan, PlannedFile, plan, summary};
 pub use seek::Leniency;
 
 /// `n thing` / `n things`.

@@ -39,6 +39,68 @@ pub enum FileAction {
     },
 }
 
+impl FileAction {
+    /// `added`, `replaced`, `updated`, `deleted` or `moved`: what [`summary`] counts.
+    pub fn verb(&self) -> &'static str {
+        match self {
+            FileAction::Add => "added",
+            FileAction::Replace => "replaced",
+            FileAction::Update => "updated",
+            FileAction::Delete => "deleted",
+            FileAction::Rename { .. } | FileAction::MoveHere { .. } => "moved",
+        }
+    }
+}
+
+/// `2 files updated, 1 added, 1 deleted`: how many files each [`FileAction::verb`] names,
+/// in a fixed order.
+///
+/// ```
+/// assert_eq!(xcsh_tools::patch::summary(["added", "updated", "updated"]), "2 files updated, 1 added");
+/// ```
+pub fn summary<'a>(verbs: impl IntoIterator<Item = &'a str>) -> String {
+    let verbs: Vec<&str> = verbs.into_iter().collect();
+    let mut parts = Vec::new();
+    for verb in ["updated", "added", "replaced", "moved", "deleted"] {
+        let n = verbs.iter().filter(|v| **v == verb).count();
+        if n > 0 {
+            parts.push(if parts.is_empty() {
+                format!("{} {verb}", super::plural(n, "file"))
+            } else {
+                format!("{n} {verb}")
+            });
+        }
+    }
+    if parts.is_empty() {
+        "no files".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}
+
+impl PlannedFile {
+    /// What the file becomes, for a preview's file list; a replaced or overwritten file says
+    /// so in capitals.
+    pub fn describe(&self) -> String {
+        let hunks = if self.hunks > 0 {
+            format!(" ({})", super::plural(self.hunks, "hunk"))
+        } else {
+            String::new()
+        };
+        match &self.action {
+            FileAction::Add => "new file".to_owned(),
+            FileAction::Replace => "REPLACED: the existing file's whole content is replaced (`*** Add File` on a file that exists)".to_owned(),
+            FileAction::Update => format!("updated{hunks}"),
+            FileAction::Delete => "deleted".to_owned(),
+            FileAction::Rename { from } => format!("moved from {from}"),
+            FileAction::MoveHere { from, overwrites: false } => format!("moved from {from}{hunks}"),
+            FileAction::MoveHere { from, overwrites: true } => format!(
+                "OVERWRITTEN: moved here from {from}{hunks}, replacing the file that was here"
+            ),
+        }
+    }
+}
+
 /// One file a patch changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedFile {
