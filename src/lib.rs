@@ -140,7 +140,8 @@ pub mod tools {
     #[doc(inline)]
     pub use xcsh_tools::{
         APPLY_PATCH, AST_EDIT, AST_GREP, ApplyPatch, AstEdit, AstEditOp, AstGrep, AstToolsConfig,
-        UNDO, UndoLast, builtin_suite, preview_notes, render_matches, render_near_misses, render_preview, summary,
+        UNDO, UndoLast, builtin_suite, preview_notes, render_matches, render_near_misses,
+        render_preview, summary,
     };
     #[doc(inline)]
     pub use xcsh_tools::{

@@ -69,7 +69,8 @@ fn apply_patch_case() -> Case {
     }
     patch.push_str("*** End Patch\n");
     let preview = serde_json::json!({"tool": "apply_patch", "args": {"patch": patch}});
-    let apply = serde_json::json!({"tool": "resolve", "args": {"action": "apply", "reason": "crash test"}});
+    let apply =
+        serde_json::json!({"tool": "resolve", "args": {"action": "apply", "reason": "crash test"}});
     Case {
         script: format!("{preview}\n{apply}\n"),
         preview: format!("Apply Patch preview: {FILES} files updated."),

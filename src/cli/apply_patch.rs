@@ -63,7 +63,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     let undo = args.undo.limits();
     let planned = patch::parse(&text)
         .and_then(|p| patch::plan(&ws, &p))
-        .map_err(|e| Failure(format!("the patch was not applied: {e}\nNothing was written.")))?;
+        .map_err(|e| {
+            Failure(format!(
+                "the patch was not applied: {e}\nNothing was written."
+            ))
+        })?;
     let planned = PatchPlan {
         changes: planned.changes.clone().with_undo(undo),
         ..planned
@@ -71,7 +75,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     let write_failed = |e: std::io::Error| Failure(format!("cannot write to stdout: {e}"));
     if planned.changes.is_empty() {
         let mut stdout = anstream::stdout().lock();
-        writeln!(stdout, "No changes: the patch leaves every file as it is.").map_err(write_failed)?;
+        writeln!(stdout, "No changes: the patch leaves every file as it is.")
+            .map_err(write_failed)?;
         for note in &planned.notes {
             style::line(&mut stdout, style::WARN, note).map_err(write_failed)?;
         }
@@ -88,9 +93,17 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     if !confirm::go_ahead(args.yes, &format!("Apply the patch ({what})? [y/N] "))? {
         return Ok(ExitCode::from(confirm::NOT_APPLIED));
     }
-    planned.changes.apply().map_err(|e| Failure(e.to_string()))?;
+    planned
+        .changes
+        .apply()
+        .map_err(|e| Failure(e.to_string()))?;
     let mut stdout = anstream::stdout().lock();
-    style::line(&mut stdout, style::OK, &format!("Applied the patch: {what}.")).map_err(write_failed)?;
+    style::line(
+        &mut stdout,
+        style::OK,
+        &format!("Applied the patch: {what}."),
+    )
+    .map_err(write_failed)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -116,7 +129,11 @@ fn show(out: &mut impl Write, planned: &PatchPlan) -> std::io::Result<()> {
         let line = format!("{}: {}", f.file, f.describe());
         if matches!(
             f.action,
-            patch::FileAction::Replace | patch::FileAction::MoveHere { overwrites: true, .. }
+            patch::FileAction::Replace
+                | patch::FileAction::MoveHere {
+                    overwrites: true,
+                    ..
+                }
         ) {
             style::line(out, style::WARN, &line)?;
         } else {
@@ -152,11 +169,21 @@ fn reviewed(undo: UndoLimits, planned: &PatchPlan) -> Result<ExitCode, Failure> 
         {
             let mut out = anstream::stdout().lock();
             style::diff(&mut out, &one.diff())
-                .and_then(|()| style::line(&mut out, style::FILE, &format!("{}: {}", file.file, file.describe())))
+                .and_then(|()| {
+                    style::line(
+                        &mut out,
+                        style::FILE,
+                        &format!("{}: {}", file.file, file.describe()),
+                    )
+                })
                 .and_then(|()| out.flush())
                 .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
         }
-        let question = format!("({}/{total}) Apply this change to {}? [y,n,a,q,?] ", index + 1, file.file);
+        let question = format!(
+            "({}/{total}) Apply this change to {}? [y,n,a,q,?] ",
+            index + 1,
+            file.file
+        );
         loop {
             match confirm::answer(&question)?.as_deref().map(str::trim) {
                 None | Some("q") => {

@@ -108,7 +108,10 @@ impl ApplyPatch {
         };
         let id = ctx.push_pending_action(action)?;
         let mut result = AgentToolResult::text(text).with_details(details);
-        let link = published(ctx, preview_resource("Apply Patch preview", changes.clone(), id));
+        let link = published(
+            ctx,
+            preview_resource("Apply Patch preview", changes.clone(), id),
+        );
         let output = ChangeOutput::preview(
             format!("Apply Patch: {what}"),
             id,
@@ -247,7 +250,11 @@ impl ApplyPatchAction {
         };
         let mut names: Vec<String> = Vec::new();
         for f in files {
-            match self.rows.iter().find(|r| *f == r.file || Some(f) == r.from.as_ref()) {
+            match self
+                .rows
+                .iter()
+                .find(|r| *f == r.file || Some(f) == r.from.as_ref())
+            {
                 Some(row) => names.extend(row.parts.iter().cloned()),
                 // Not in the patch: the change set refuses it, naming what it touches.
                 None => names.push(f.clone()),
@@ -259,7 +266,8 @@ impl ApplyPatchAction {
         // A narrowed change set keeps the undo limits of the whole.
         let changes = changes.with_undo(self.changes.undo_limits());
         self.rows.retain(chosen);
-        self.details = serde_json::json!({ "files": self.rows, "notes": self.details.get("notes") });
+        self.details =
+            serde_json::json!({ "files": self.rows, "notes": self.details.get("notes") });
         self.changes = changes;
         Ok(())
     }

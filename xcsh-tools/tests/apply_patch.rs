@@ -28,7 +28,11 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             if path.is_dir() {
                 walk(base, &path, out);
             } else {
-                let rel = path.strip_prefix(base).unwrap().to_string_lossy().replace('\\', "/");
+                let rel = path
+                    .strip_prefix(base)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 out.insert(rel, fs::read(&path).unwrap());
             }
         }
@@ -165,10 +169,19 @@ async fn the_preview_says_plainly_what_is_replaced_and_overwritten() {
     assert!(text.contains("`*** Move to: dest.txt` overwrites the existing file `dest.txt`: it is replaced by the moved file."), "{text}");
     assert!(text.contains("-old\n+new"), "{text}");
     assert!(text.ends_with("Nothing is written yet. Call `resolve` with action \"apply\" to write these changes, or \"discard\" to drop them."), "{text}");
-    assert_eq!(s.pending().peek().unwrap().label, "Apply Patch: 1 file replaced, 1 moved");
+    assert_eq!(
+        s.pending().peek().unwrap().label,
+        "Apply Patch: 1 file replaced, 1 moved"
+    );
     let out = resolve(&s, "apply").await;
-    assert_eq!(out.text_content(), "Applied the patch: 1 file replaced, 1 moved.");
-    assert_eq!(fs::read_to_string(dir.path().join("dest.txt")).unwrap(), "b\n");
+    assert_eq!(
+        out.text_content(),
+        "Applied the patch: 1 file replaced, 1 moved."
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("dest.txt")).unwrap(),
+        "b\n"
+    );
     assert!(!dir.path().join("src.txt").exists());
 }
 
@@ -184,9 +197,20 @@ async fn a_stale_file_at_apply_is_refused_and_nothing_is_written() {
     let out = resolve(&s, "apply").await;
     assert!(out.is_error());
     let text = out.text_content();
-    assert!(text.contains("`b.txt` (modified since it was read)"), "{text}");
-    assert_eq!(fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one\n", "all or nothing");
-    assert_eq!(s.pending().len(), 1, "the action stays for a retry or a discard");
+    assert!(
+        text.contains("`b.txt` (modified since it was read)"),
+        "{text}"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "one\n",
+        "all or nothing"
+    );
+    assert_eq!(
+        s.pending().len(),
+        1,
+        "the action stays for a retry or a discard"
+    );
 }
 
 #[tokio::test]
@@ -195,16 +219,32 @@ async fn confinement_refuses_paths_that_leave_the_workspace() {
     fs::write(fx.outside.join("secret.txt"), "keep\n").unwrap();
     let s = session(&fx.root);
     for (path, what) in [
-        ("../outside/secret.txt", "*** Update File: ../outside/secret.txt\n@@\n-keep\n+x"),
+        (
+            "../outside/secret.txt",
+            "*** Update File: ../outside/secret.txt\n@@\n-keep\n+x",
+        ),
         ("../x", "*** Add File: ../x\n+x"),
-        ("abs", &format!("*** Delete File: {}", fx.outside.join("secret.txt").display())),
+        (
+            "abs",
+            &format!(
+                "*** Delete File: {}",
+                fx.outside.join("secret.txt").display()
+            ),
+        ),
     ] {
         let out = patch(&s, &format!("*** Begin Patch\n{what}\n*** End Patch")).await;
         assert!(out.is_error(), "{path}: {}", out.text_content());
-        assert!(out.text_content().contains("Nothing was written"), "{}", out.text_content());
+        assert!(
+            out.text_content().contains("Nothing was written"),
+            "{}",
+            out.text_content()
+        );
         assert!(s.pending().is_empty());
     }
-    assert_eq!(fs::read_to_string(fx.outside.join("secret.txt")).unwrap(), "keep\n");
+    assert_eq!(
+        fs::read_to_string(fx.outside.join("secret.txt")).unwrap(),
+        "keep\n"
+    );
     assert!(!fx.root.parent().unwrap().join("x").exists());
 }
 
@@ -220,9 +260,16 @@ async fn undo_restores_what_the_patch_changed() {
     let undo = s.call("undo", json!({})).await;
     assert!(!undo.is_error(), "{}", undo.text_content());
     let out = resolve(&s, "apply").await;
-    assert!(out.text_content().starts_with("Reverted apply #1"), "{}", out.text_content());
+    assert!(
+        out.text_content().starts_with("Reverted apply #1"),
+        "{}",
+        out.text_content()
+    );
     assert_eq!(fs::read(dir.path().join("a.txt")).unwrap(), b"a\r\nb\r\n");
-    assert_eq!(fs::read_to_string(dir.path().join("gone.txt")).unwrap(), "bye\n");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("gone.txt")).unwrap(),
+        "bye\n"
+    );
     assert!(!dir.path().join("new/n.txt").exists());
 }
 
@@ -234,14 +281,23 @@ async fn a_person_accepts_part_of_a_patch_by_file() {
     }
     let s = session(dir.path());
     patch(&s, "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** Update File: b.txt\n@@\n-x\n+y\n*** Delete File: c.txt\n*** End Patch").await;
-    let err = s.resolve_files(&["d.txt".to_owned()], "only d").await.unwrap_err();
-    assert!(err.to_string().contains("`d.txt` is not in this change"), "{err}");
+    let err = s
+        .resolve_files(&["d.txt".to_owned()], "only d")
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("`d.txt` is not in this change"),
+        "{err}"
+    );
     let done = s
         .resolve_files(&["b.txt".to_owned(), "c.txt".to_owned()], "two of three")
         .await
         .unwrap();
     assert_eq!(done.summary.label, "Apply Patch: 1 file updated, 1 deleted");
-    assert_eq!(done.result.text_content(), "Applied the patch: 1 file updated, 1 deleted.");
+    assert_eq!(
+        done.result.text_content(),
+        "Applied the patch: 1 file updated, 1 deleted."
+    );
     assert_eq!(fs::read_to_string(dir.path().join("a.txt")).unwrap(), "x\n");
     assert_eq!(fs::read_to_string(dir.path().join("b.txt")).unwrap(), "y\n");
     assert!(!dir.path().join("c.txt").exists());
@@ -256,10 +312,17 @@ async fn the_effect_names_every_file_and_the_digest_binds_the_bytes() {
     let s = session(dir.path());
     let preview = patch(&s, "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** Update File: m.txt\n*** Move to: moved/m.txt\n*** Add File: n.txt\n+n\n*** End Patch").await;
     let effect = s.pending().peek().unwrap().effect;
-    let files: Vec<String> = effect.file_effects().iter().map(|f| f.path.clone()).collect();
+    let files: Vec<String> = effect
+        .file_effects()
+        .iter()
+        .map(|f| f.path.clone())
+        .collect();
     assert_eq!(files, ["a.txt", "m.txt", "n.txt"], "{effect:?}");
     let out = preview.structured.clone().unwrap();
-    assert!(out["effectDigest"].as_str().unwrap().starts_with("sha256:"), "{out}");
+    assert!(
+        out["effectDigest"].as_str().unwrap().starts_with("sha256:"),
+        "{out}"
+    );
     assert_eq!(out["status"], "preview");
 }
 
@@ -272,7 +335,10 @@ async fn a_hunk_that_does_not_apply_names_the_hunk_and_writes_nothing() {
     let text = out.text_content();
     assert!(out.is_error());
     assert!(text.starts_with("The patch was not applied: `*** Update File: a.py` (patch line 4), hunk 2 (patch line 8): its 1 line (context and `-` lines) is not in `a.py` after line 2"), "{text}");
-    assert!(text.contains("Nothing was written: a patch applies whole or not at all."), "{text}");
+    assert!(
+        text.contains("Nothing was written: a patch applies whole or not at all."),
+        "{text}"
+    );
     assert!(!dir.path().join("b.py").exists());
 }
 
@@ -288,7 +354,9 @@ async fn a_large_file_previews_fast() {
     fs::write(dir.path().join("big.rs"), &src).unwrap();
     let mut body = String::from("*** Begin Patch\n*** Update File: big.rs\n");
     for i in (0..25_000).step_by(250) {
-        body.push_str(&format!("@@\n fn item_{i}() -> u32 {{\n-    {i}\n+    {i} + 1\n }}\n"));
+        body.push_str(&format!(
+            "@@\n fn item_{i}() -> u32 {{\n-    {i}\n+    {i} + 1\n }}\n"
+        ));
     }
     body.push_str("*** End Patch\n");
     let s = session(dir.path());
@@ -296,7 +364,10 @@ async fn a_large_file_previews_fast() {
     let out = patch(&s, &body).await;
     let took = started.elapsed();
     assert!(!out.is_error(), "{}", out.text_content());
-    assert!(out.text_content().contains("+    0 + 1"), "the diff starts with the first hunk");
+    assert!(
+        out.text_content().contains("+    0 + 1"),
+        "the diff starts with the first hunk"
+    );
     // Generous for a loaded CI machine; it takes a few milliseconds in release, some tens in debug.
     assert!(took < Duration::from_secs(3), "preview took {took:?}");
     assert!(!resolve(&s, "apply").await.is_error());

@@ -44,7 +44,11 @@ impl Site<'_> {
 }
 
 /// Applies `hunks` to `src`.
-pub(crate) fn apply_hunks(src: &str, hunks: &[Hunk], site: &Site<'_>) -> Result<Applied, PatchError> {
+pub(crate) fn apply_hunks(
+    src: &str,
+    hunks: &[Hunk],
+    site: &Site<'_>,
+) -> Result<Applied, PatchError> {
     let file = FileLines::new(src);
     let usual = file.usual_ending();
     let mut cursor = 0usize;
@@ -70,7 +74,11 @@ pub(crate) fn apply_hunks(src: &str, hunks: &[Hunk], site: &Site<'_>) -> Result<
         let old: Vec<&str> = hunk.old_lines();
         if old.is_empty() {
             // Only added lines: after the `@@` context, else at the end of the file.
-            let at = if hunk.contexts.is_empty() { file.len() } else { cursor };
+            let at = if hunk.contexts.is_empty() {
+                file.len()
+            } else {
+                cursor
+            };
             edits.push(insertion(&file, at, lines, usual));
             continue;
         }
@@ -221,7 +229,10 @@ mod tests {
     use crate::patch::parse;
 
     fn run(src: &str, body: &str) -> Result<String, String> {
-        let patch = parse(&format!("*** Begin Patch\n*** Update File: f\n{body}\n*** End Patch")).unwrap();
+        let patch = parse(&format!(
+            "*** Begin Patch\n*** Update File: f\n{body}\n*** End Patch"
+        ))
+        .unwrap();
         let crate::patch::FileOp::Update { hunks, .. } = &patch.ops[0] else {
             panic!()
         };
@@ -237,15 +248,28 @@ mod tests {
 
     #[test]
     fn endings_are_kept_per_line() {
-        assert_eq!(run("a\r\nb\r\nc\r\n", "@@\n a\n-b\n+B\n+B2").unwrap(), "a\r\nB\r\nB2\r\nc\r\n");
-        assert_eq!(run("a\nb\r\nc\n", "@@\n a\n-b\n+B\n c").unwrap(), "a\nB\r\nc\n");
+        assert_eq!(
+            run("a\r\nb\r\nc\r\n", "@@\n a\n-b\n+B\n+B2").unwrap(),
+            "a\r\nB\r\nB2\r\nc\r\n"
+        );
+        assert_eq!(
+            run("a\nb\r\nc\n", "@@\n a\n-b\n+B\n c").unwrap(),
+            "a\nB\r\nc\n"
+        );
         assert_eq!(run("a\r\nb\n", "@@\n-a\n+x\n+y").unwrap(), "x\r\ny\r\nb\n");
     }
 
     #[test]
     fn last_line_without_newline() {
         // Codex's 014: a replaced last line ends with a newline.
-        assert_eq!(run("no newline at end", "@@\n-no newline at end\n+first line\n+second line").unwrap(), "first line\nsecond line\n");
+        assert_eq!(
+            run(
+                "no newline at end",
+                "@@\n-no newline at end\n+first line\n+second line"
+            )
+            .unwrap(),
+            "first line\nsecond line\n"
+        );
         // Untouched, it keeps none; appended to, it gets one.
         assert_eq!(run("a\nb", "@@\n-a\n+A").unwrap(), "A\nb");
         assert_eq!(run("a\nb", "@@\n+c").unwrap(), "a\nb\nc\n");
@@ -254,15 +278,25 @@ mod tests {
 
     #[test]
     fn context_lines_keep_the_files_spelling() {
-        assert_eq!(run("  x = 1  \ny\n", "@@\n x = 1\n-y\n+z").unwrap(), "  x = 1  \nz\n");
+        assert_eq!(
+            run("  x = 1  \ny\n", "@@\n x = 1\n-y\n+z").unwrap(),
+            "  x = 1  \nz\n"
+        );
     }
 
     #[test]
     fn headers_narrow_and_pure_additions_go_after_them() {
         let src = "class A:\n    def m(self):\n        return 1\nclass B:\n    def m(self):\n        return 1\n";
         assert_eq!(
-            run(src, "@@ class B:\n@@     def m(self):\n-        return 1\n+        return 2").unwrap(),
-            src.replacen("return 1\n", "return 1\n", 1).rsplit_once("return 1").map(|(a, b)| format!("{a}return 2{b}")).unwrap()
+            run(
+                src,
+                "@@ class B:\n@@     def m(self):\n-        return 1\n+        return 2"
+            )
+            .unwrap(),
+            src.replacen("return 1\n", "return 1\n", 1)
+                .rsplit_once("return 1")
+                .map(|(a, b)| format!("{a}return 2{b}"))
+                .unwrap()
         );
         assert_eq!(run("a\nb\n", "@@ a\n+x").unwrap(), "a\nx\nb\n");
         assert_eq!(run("a\nb\n", "@@\n+x").unwrap(), "a\nb\nx\n");
@@ -270,7 +304,10 @@ mod tests {
 
     #[test]
     fn end_of_file_and_the_final_empty_line() {
-        assert_eq!(run("x\ny\nx\n", "@@\n-x\n+z\n*** End of File").unwrap(), "x\ny\nz\n");
+        assert_eq!(
+            run("x\ny\nx\n", "@@\n-x\n+z\n*** End of File").unwrap(),
+            "x\ny\nz\n"
+        );
         assert_eq!(run("a\nb\n", "@@\n-b\n+c\n ").unwrap(), "a\nc\n");
     }
 }

@@ -40,7 +40,9 @@ impl Difference {
             Difference::Indentation
         } else if Leniency::Punctuation.key(file) == Leniency::Punctuation.key(hunk) {
             Difference::Punctuation
-        } else if squeeze(&Leniency::Punctuation.key(file)) == squeeze(&Leniency::Punctuation.key(hunk)) {
+        } else if squeeze(&Leniency::Punctuation.key(file))
+            == squeeze(&Leniency::Punctuation.key(hunk))
+        {
             Difference::InnerWhitespace
         } else {
             Difference::Changed
@@ -132,7 +134,12 @@ pub(crate) fn not_found(file: &FileLines<'_>, hunk: &Hunk, from: usize, display:
         return out;
     };
     let diffs: Vec<Difference> = (0..m)
-        .map(|j| Difference::of((start + j < file.len()).then(|| file.text(start + j)), old[j]))
+        .map(|j| {
+            Difference::of(
+                (start + j < file.len()).then(|| file.text(start + j)),
+                old[j],
+            )
+        })
         .collect();
     let agree = diffs.iter().filter(|d| d.lenient()).count();
     let _ = write!(
@@ -248,9 +255,10 @@ fn closest(file: &FileLines<'_>, old: &[&str], from: usize) -> Option<usize> {
             }
         }
     }
-    if let Some((&start, _)) = votes.iter().max_by_key(|&(&start, &n)| {
-        (n, start >= from, std::cmp::Reverse(start.abs_diff(from)))
-    }) {
+    if let Some((&start, _)) = votes
+        .iter()
+        .max_by_key(|&(&start, &n)| (n, start >= from, std::cmp::Reverse(start.abs_diff(from))))
+    {
         return Some(start);
     }
     // No line agrees even leniently: the line most like the hunk's first non-blank one.
@@ -266,7 +274,12 @@ fn closest(file: &FileLines<'_>, old: &[&str], from: usize) -> Option<usize> {
 }
 
 /// The message for a `@@ context` line found nowhere after line `from`.
-pub(crate) fn context_not_found(file: &FileLines<'_>, context: &str, from: usize, display: &str) -> String {
+pub(crate) fn context_not_found(
+    file: &FileLines<'_>,
+    context: &str,
+    from: usize,
+    display: &str,
+) -> String {
     let mut out = format!("its `@@ {context}` line is not in `{display}`");
     if from > 0 {
         let _ = write!(out, " after line {from}");
@@ -282,7 +295,12 @@ pub(crate) fn context_not_found(file: &FileLines<'_>, context: &str, from: usize
     }
     let want = context.trim();
     let best = (0..file.len())
-        .map(|i| (i, similar::TextDiff::from_chars(file.text(i).trim(), want).ratio()))
+        .map(|i| {
+            (
+                i,
+                similar::TextDiff::from_chars(file.text(i).trim(), want).ratio(),
+            )
+        })
         .filter(|(_, r)| *r >= 0.6)
         .max_by(|a, b| a.1.total_cmp(&b.1));
     match best {
@@ -304,7 +322,13 @@ pub(crate) fn context_not_found(file: &FileLines<'_>, context: &str, from: usize
 }
 
 /// The message for a hunk whose lines match at each of `places` (0-based), `len` lines long.
-pub(crate) fn ambiguous(file: &FileLines<'_>, places: &[usize], len: usize, how: Leniency, display: &str) -> String {
+pub(crate) fn ambiguous(
+    file: &FileLines<'_>,
+    places: &[usize],
+    len: usize,
+    how: Leniency,
+    display: &str,
+) -> String {
     let more = if places.len() > 10 { " or more" } else { "" };
     let mut out = format!(
         "its lines match {}{more} places in `{display}`{}, and nothing says which:",
@@ -323,7 +347,12 @@ pub(crate) fn ambiguous(file: &FileLines<'_>, places: &[usize], len: usize, how:
         };
         let _ = write!(out, "\n  {range}");
         if let Some(owner) = enclosing(file, p) {
-            let _ = write!(out, " (under {display}:{}: `{}`)", owner + 1, short(file.text(owner).trim()));
+            let _ = write!(
+                out,
+                " (under {display}:{}: `{}`)",
+                owner + 1,
+                short(file.text(owner).trim())
+            );
         }
     }
     out.push_str(
@@ -349,7 +378,10 @@ mod tests {
     use crate::patch::parse;
 
     fn hunk(body: &str) -> Hunk {
-        let p = parse(&format!("*** Begin Patch\n*** Update File: f\n{body}\n*** End Patch")).unwrap();
+        let p = parse(&format!(
+            "*** Begin Patch\n*** Update File: f\n{body}\n*** End Patch"
+        ))
+        .unwrap();
         let crate::patch::FileOp::Update { hunks, .. } = &p.ops[0] else {
             panic!()
         };
@@ -362,17 +394,29 @@ mod tests {
         let file = FileLines::new(src);
         let h = hunk("@@\n fn f() {\n     let x = 10;\n-    let y = 2;\n+    let y = 3;");
         let msg = not_found(&file, &h, 0, "src/f.rs");
-        assert!(msg.contains("The closest place is src/f.rs:2, where 2 of 3 lines agree"), "{msg}");
+        assert!(
+            msg.contains("The closest place is src/f.rs:2, where 2 of 3 lines agree"),
+            "{msg}"
+        );
         assert!(msg.contains("src/f.rs:3: a changed line: the file has `    let x = 1;`, the hunk's context line `    let x = 10;`"), "{msg}");
-        assert!(msg.contains("\n@@\n fn f() {\n     let x = 1;\n-    let y = 2;\n+    let y = 3;"), "{msg}");
+        assert!(
+            msg.contains("\n@@\n fn f() {\n     let x = 1;\n-    let y = 2;\n+    let y = 3;"),
+            "{msg}"
+        );
     }
 
     #[test]
     fn a_changed_removed_line_is_not_rewritten() {
         let file = FileLines::new("a\nb\nc\n");
         let msg = not_found(&file, &hunk("@@\n a\n-B2\n c"), 0, "f");
-        assert!(msg.contains("f:2: a changed line: the file has `b`, the hunk's removed line `B2`"), "{msg}");
-        assert!(msg.contains("A line the hunk removes is different in the file"), "{msg}");
+        assert!(
+            msg.contains("f:2: a changed line: the file has `b`, the hunk's removed line `B2`"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("A line the hunk removes is different in the file"),
+            "{msg}"
+        );
         assert!(!msg.contains("this hunk matches it"), "{msg}");
     }
 
@@ -392,7 +436,10 @@ mod tests {
         let file = FileLines::new(src);
         let msg = ambiguous(&file, &[1, 3], 1, Leniency::Exact, "m.py");
         assert!(msg.contains("match 2 places in `m.py`"), "{msg}");
-        assert!(msg.contains("m.py:2 (under m.py:1: `def a():`)\n  m.py:4 (under m.py:3: `def b():`)"), "{msg}");
+        assert!(
+            msg.contains("m.py:2 (under m.py:1: `def a():`)\n  m.py:4 (under m.py:3: `def b():`)"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -60,18 +60,18 @@ impl FileOp {
     /// The path the operation names first (the source of a move).
     pub fn path(&self) -> &str {
         match self {
-            FileOp::Add { path, .. } | FileOp::Delete { path, .. } | FileOp::Update { path, .. } => {
-                path
-            }
+            FileOp::Add { path, .. }
+            | FileOp::Delete { path, .. }
+            | FileOp::Update { path, .. } => path,
         }
     }
 
     /// 1-based line of its header in the patch.
     pub fn line(&self) -> usize {
         match self {
-            FileOp::Add { line, .. } | FileOp::Delete { line, .. } | FileOp::Update { line, .. } => {
-                *line
-            }
+            FileOp::Add { line, .. }
+            | FileOp::Delete { line, .. }
+            | FileOp::Update { line, .. } => *line,
         }
     }
 
@@ -124,7 +124,9 @@ impl Hunk {
 
     /// Whether the hunk changes anything (has a `+` or `-` line).
     pub fn changes(&self) -> bool {
-        self.lines.iter().any(|l| !matches!(l, HunkLine::Context(_)))
+        self.lines
+            .iter()
+            .any(|l| !matches!(l, HunkLine::Context(_)))
     }
 }
 
@@ -171,7 +173,10 @@ pub fn parse(text: &str) -> Result<Patch, PatchError> {
     if begin.trim() != BEGIN {
         return Err(PatchError::syntax(
             begin_no,
-            format!("the patch must start with a line `{BEGIN}`, not `{}`", begin.trim()),
+            format!(
+                "the patch must start with a line `{BEGIN}`, not `{}`",
+                begin.trim()
+            ),
         ));
     }
     let (end_no, end) = lines[lines.len() - 1];
@@ -291,7 +296,9 @@ fn parse_update(
             break;
         }
         // Blank lines between hunks (before a hunk's first `@@`).
-        if line.trim().is_empty() && (hunks.is_empty() || hunks.last().is_some_and(|h| h.end_of_file)) {
+        if line.trim().is_empty()
+            && (hunks.is_empty() || hunks.last().is_some_and(|h| h.end_of_file))
+        {
             used += 1;
             continue;
         }
@@ -454,7 +461,10 @@ mod tests {
             }
         );
         let FileOp::Update {
-            move_to, hunks, line, ..
+            move_to,
+            hunks,
+            line,
+            ..
         } = &p.ops[2]
         else {
             panic!()
@@ -476,7 +486,10 @@ mod tests {
             assert_eq!(path, "f.txt");
             assert_eq!(
                 hunks[0].lines,
-                [HunkLine::Delete("one".into()), HunkLine::Insert("two".into())],
+                [
+                    HunkLine::Delete("one".into()),
+                    HunkLine::Insert("two".into())
+                ],
                 "{text:?}"
             );
         }
@@ -494,15 +507,42 @@ mod tests {
     #[test]
     fn refusals_name_the_line() {
         let cases = [
-            ("bad", "patch line 1: the patch must start with a line `*** Begin Patch`, not `bad`"),
-            ("*** Begin Patch\n*** Add File: a\n+x", "patch line 3: the patch must end with a line `*** End Patch`; its last line is `+x` (was the patch cut short?)"),
-            ("*** Begin Patch\n*** End Patch", "patch line 1: the patch has no file operations"),
-            ("*** Begin Patch\n*** Update File: t.py\n*** End Patch", "patch line 2: `*** Update File: t.py` has no hunks"),
-            ("*** Begin Patch\n*** Update File: t.py\n@@\nbad\n*** End Patch", "patch line 4: `bad` in `*** Update File: t.py`: every line of a hunk starts with"),
-            ("*** Begin Patch\n*** Update File: t.py\n@@\n-a\nbad\n*** End Patch", "patch line 5: `bad` in `*** Update File: t.py`: a hunk's lines start with"),
-            ("*** Begin Patch\n*** Update File: t.py\n@@\n*** End of File\n*** End Patch", "patch line 4: a hunk of `*** Update File: t.py` has no lines"),
-            ("*** Begin Patch\n*** Add File: a\nno plus\n*** End Patch", "patch line 3: `no plus` in `*** Add File: a`: every line of a new file starts with `+`"),
-            ("*** Begin Patch\n*** Delete File:\n*** End Patch", "patch line 2: `*** Delete File:` names no file"),
+            (
+                "bad",
+                "patch line 1: the patch must start with a line `*** Begin Patch`, not `bad`",
+            ),
+            (
+                "*** Begin Patch\n*** Add File: a\n+x",
+                "patch line 3: the patch must end with a line `*** End Patch`; its last line is `+x` (was the patch cut short?)",
+            ),
+            (
+                "*** Begin Patch\n*** End Patch",
+                "patch line 1: the patch has no file operations",
+            ),
+            (
+                "*** Begin Patch\n*** Update File: t.py\n*** End Patch",
+                "patch line 2: `*** Update File: t.py` has no hunks",
+            ),
+            (
+                "*** Begin Patch\n*** Update File: t.py\n@@\nbad\n*** End Patch",
+                "patch line 4: `bad` in `*** Update File: t.py`: every line of a hunk starts with",
+            ),
+            (
+                "*** Begin Patch\n*** Update File: t.py\n@@\n-a\nbad\n*** End Patch",
+                "patch line 5: `bad` in `*** Update File: t.py`: a hunk's lines start with",
+            ),
+            (
+                "*** Begin Patch\n*** Update File: t.py\n@@\n*** End of File\n*** End Patch",
+                "patch line 4: a hunk of `*** Update File: t.py` has no lines",
+            ),
+            (
+                "*** Begin Patch\n*** Add File: a\nno plus\n*** End Patch",
+                "patch line 3: `no plus` in `*** Add File: a`: every line of a new file starts with `+`",
+            ),
+            (
+                "*** Begin Patch\n*** Delete File:\n*** End Patch",
+                "patch line 2: `*** Delete File:` names no file",
+            ),
         ];
         for (text, want) in cases {
             let got = parse(text).unwrap_err().to_string();
@@ -512,7 +552,8 @@ mod tests {
 
     #[test]
     fn a_move_alone_is_a_rename_and_blank_lines_are_context_inside_a_hunk() {
-        let p = parse("*** Begin Patch\n*** Update File: a\n*** Move to: b\n*** End Patch").unwrap();
+        let p =
+            parse("*** Begin Patch\n*** Update File: a\n*** Move to: b\n*** End Patch").unwrap();
         assert_eq!(update(&p), ("a", Some("b"), &[][..]));
         let p = parse("*** Begin Patch\n*** Update File: a\n@@\n x\n\n-y\n*** End Patch").unwrap();
         assert_eq!(update(&p).2[0].old_lines(), ["x", "", "y"]);

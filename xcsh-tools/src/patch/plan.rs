@@ -173,7 +173,11 @@ impl Overlay<'_> {
             if !meta.is_file() {
                 return Err(fail(format!(
                     "`{display}` is {}, and a patch only changes regular files",
-                    if meta.is_dir() { "a directory" } else { "not a regular file" }
+                    if meta.is_dir() {
+                        "a directory"
+                    } else {
+                        "not a regular file"
+                    }
                 )));
             }
             let bytes = std::fs::read(&entry.target)
@@ -210,7 +214,10 @@ impl Overlay<'_> {
                     Err(_) => Err(PatchError::file(
                         op.header(),
                         op.line(),
-                        format!("`{}` is not UTF-8 text; a patch changes text files", slot.display),
+                        format!(
+                            "`{}` is not UTF-8 text; a patch changes text files",
+                            slot.display
+                        ),
                     )),
                 },
             },
@@ -333,7 +340,10 @@ impl Overlay<'_> {
                 slot.display, slot.user
             )
         } else {
-            format!("`{}` does not exist; there is nothing to delete", slot.display)
+            format!(
+                "`{}` does not exist; there is nothing to delete",
+                slot.display
+            )
         }
     }
 
@@ -351,7 +361,8 @@ impl Overlay<'_> {
             .collect();
         for j in 0..self.slots.len() {
             let dest = &self.slots[j];
-            if let (Some(i), None, State::Content(c)) = (dest.moved_from, &dest.original, &dest.state)
+            if let (Some(i), None, State::Content(c)) =
+                (dest.moved_from, &dest.original, &dest.state)
                 && matches!(self.slots[i].state, State::Deleted)
                 && self.slots[i].original.as_deref().map(Vec::as_slice) == Some(c.as_bytes())
             {
@@ -380,7 +391,9 @@ impl Overlay<'_> {
                     } else {
                         let fp = Fingerprint::of(orig.as_slice());
                         match &slot.edits {
-                            Some(edits) => changes.modify_splicing(&slot.user, fp, edits.iter().cloned()),
+                            Some(edits) => {
+                                changes.modify_splicing(&slot.user, fp, edits.iter().cloned())
+                            }
                             None => changes.modify_expecting(&slot.user, fp, c.as_bytes().to_vec()),
                         }
                         .map_err(fail)?;
@@ -396,13 +409,17 @@ impl Overlay<'_> {
                 }
                 (None, State::Content(c)) => match slot.moved_from {
                     Some(i) if renamed.contains(&i) => {
-                        changes.rename(&self.slots[i].user, &slot.user).map_err(fail)?;
+                        changes
+                            .rename(&self.slots[i].user, &slot.user)
+                            .map_err(fail)?;
                         Some(FileAction::Rename {
                             from: self.slots[i].display.clone(),
                         })
                     }
                     _ => {
-                        changes.create(&slot.user, c.as_bytes().to_vec()).map_err(fail)?;
+                        changes
+                            .create(&slot.user, c.as_bytes().to_vec())
+                            .map_err(fail)?;
                         Some(match moved {
                             Some(from) => FileAction::MoveHere {
                                 from,

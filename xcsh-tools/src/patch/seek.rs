@@ -53,7 +53,11 @@ impl Leniency {
             Leniency::Punctuation => {
                 let t = line.trim();
                 if t.chars().any(|c| ascii_look_alike(c).is_some()) {
-                    Cow::Owned(t.chars().map(|c| ascii_look_alike(c).unwrap_or(c)).collect())
+                    Cow::Owned(
+                        t.chars()
+                            .map(|c| ascii_look_alike(c).unwrap_or(c))
+                            .collect(),
+                    )
                 } else {
                     Cow::Borrowed(t)
                 }
@@ -162,8 +166,16 @@ impl<'a> FileLines<'a> {
 
     /// The ending most lines have (`\n` when none has one).
     pub(crate) fn usual_ending(&self) -> &'static str {
-        let crlf = self.lines.iter().filter(|l| l.end - l.text.end == 2).count();
-        let lf = self.lines.iter().filter(|l| l.end - l.text.end == 1).count();
+        let crlf = self
+            .lines
+            .iter()
+            .filter(|l| l.end - l.text.end == 2)
+            .count();
+        let lf = self
+            .lines
+            .iter()
+            .filter(|l| l.end - l.text.end == 1)
+            .count();
         if crlf > lf { "\r\n" } else { "\n" }
     }
 
@@ -206,7 +218,13 @@ impl<'a> FileLines<'a> {
     /// Finds `pattern` (non-empty) at or after line `from`: at the first level where it
     /// matches anywhere, every place it matches (up to [`MAX_PLACES`]), or only the first
     /// when `first_only`. With `at_end`, only a match ending the file counts.
-    pub(crate) fn seek(&self, pattern: &[&str], from: usize, at_end: bool, first_only: bool) -> Found {
+    pub(crate) fn seek(
+        &self,
+        pattern: &[&str],
+        from: usize,
+        at_end: bool,
+        first_only: bool,
+    ) -> Found {
         debug_assert!(!pattern.is_empty());
         if pattern.len() > self.len() {
             return Found::Nowhere;
@@ -247,24 +265,48 @@ mod tests {
     #[test]
     fn levels_in_order_and_ambiguity_at_the_first_level_that_matches() {
         let f = FileLines::new("foo   \n  bar\t\nbar\nx \u{2014} \u{201C}y\u{201D}\n");
-        assert_eq!(f.seek(&["bar"], 0, false, false), Found::One(2, Leniency::Exact));
+        assert_eq!(
+            f.seek(&["bar"], 0, false, false),
+            Found::One(2, Leniency::Exact)
+        );
         assert_eq!(
             f.seek(&["foo", "bar"], 0, false, false),
             Found::One(0, Leniency::SurroundingWhitespace)
         );
-        assert_eq!(f.seek(&["foo"], 0, false, false), Found::One(0, Leniency::TrailingWhitespace));
-        assert_eq!(f.seek(&["x - \"y\""], 0, false, false), Found::One(3, Leniency::Punctuation));
+        assert_eq!(
+            f.seek(&["foo"], 0, false, false),
+            Found::One(0, Leniency::TrailingWhitespace)
+        );
+        assert_eq!(
+            f.seek(&["x - \"y\""], 0, false, false),
+            Found::One(3, Leniency::Punctuation)
+        );
         assert_eq!(
             f.seek(&["  bar"], 0, false, false),
             Found::One(1, Leniency::TrailingWhitespace)
         );
         let g = FileLines::new("a\nb\na\nb\n");
-        assert_eq!(g.seek(&["a", "b"], 0, false, false), Found::Several(vec![0, 2], Leniency::Exact));
-        assert_eq!(g.seek(&["a", "b"], 1, false, false), Found::One(2, Leniency::Exact));
-        assert_eq!(g.seek(&["a", "b"], 0, false, true), Found::One(0, Leniency::Exact));
+        assert_eq!(
+            g.seek(&["a", "b"], 0, false, false),
+            Found::Several(vec![0, 2], Leniency::Exact)
+        );
+        assert_eq!(
+            g.seek(&["a", "b"], 1, false, false),
+            Found::One(2, Leniency::Exact)
+        );
+        assert_eq!(
+            g.seek(&["a", "b"], 0, false, true),
+            Found::One(0, Leniency::Exact)
+        );
         assert_eq!(g.seek(&["a"], 0, true, false), Found::Nowhere);
-        assert_eq!(g.seek(&["b"], 0, true, false), Found::One(3, Leniency::Exact));
-        assert_eq!(g.seek(&["a", "b", "a", "b", "a"], 0, false, false), Found::Nowhere);
+        assert_eq!(
+            g.seek(&["b"], 0, true, false),
+            Found::One(3, Leniency::Exact)
+        );
+        assert_eq!(
+            g.seek(&["a", "b", "a", "b", "a"], 0, false, false),
+            Found::Nowhere
+        );
     }
 
     #[test]
