@@ -868,8 +868,8 @@ fn tools_prints_valid_definitions_for_every_dialect() {
         "mcp is the default"
     );
     let mcp = definitions(&[]);
-    assert_eq!(mcp[3]["name"], "resolve");
-    assert_eq!(mcp[3]["annotations"]["destructiveHint"], true);
+    assert_eq!(mcp[4]["name"], "resolve");
+    assert_eq!(mcp[4]["annotations"]["destructiveHint"], true);
     assert_eq!(mcp[1]["annotations"]["readOnlyHint"], true);
 }
 
@@ -1075,7 +1075,7 @@ fn demo_shows_the_whole_flow_from_any_directory() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let out = stdout(&output);
     let milestones = [
-        "Tools offered: ast_grep, ast_edit, undo, resolve",
+        "Tools offered: ast_grep, ast_edit, apply_patch, undo, resolve",
         "web/api.ts:13:5: console.log(\"usage request failed\", response.status)",
         "AST Edit preview: 4 replacements in 1 file",
         "+    let text = fs::read_to_string(path)?;",
