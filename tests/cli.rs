@@ -1194,7 +1194,11 @@ fn apply_patch_previews_without_a_terminal_applies_with_yes_and_refuses_a_bad_hu
         out.contains("a.py: updated (1 hunk)\nb.py: new file\nc.py: deleted\n1 file updated, 1 added, 1 deleted."),
         "{out}"
     );
-    assert!(stderr(&preview).contains("Re-run with --yes"), "{}", stderr(&preview));
+    assert!(
+        stderr(&preview).contains("Re-run with --yes"),
+        "{}",
+        stderr(&preview)
+    );
     assert!(!dir.path().join("b.py").exists());
 
     // From stdin, with --yes and --root: applied, exit 0.
@@ -1228,14 +1232,24 @@ fn apply_patch_previews_without_a_terminal_applies_with_yes_and_refuses_a_bad_hu
         err.starts_with("xcsh apply-patch: the patch was not applied: `*** Update File: a.py` (patch line 2), hunk 1 (patch line 3):"),
         "{err}"
     );
-    assert!(err.contains("a.py:2: a changed line: the file has `    return 2`"), "{err}");
+    assert!(
+        err.contains("a.py:2: a changed line: the file has `    return 2`"),
+        "{err}"
+    );
     assert!(err.trim_end().ends_with("Nothing was written."), "{err}");
     assert_eq!(read(dir.path(), "b.py"), "changed\n");
 
     // -i with the patch on stdin cannot ask: refused before reading anything.
-    let no_tty = run(xcsh().args(["apply-patch", "-i"]).current_dir(dir.path()), PATCH);
+    let no_tty = run(
+        xcsh().args(["apply-patch", "-i"]).current_dir(dir.path()),
+        PATCH,
+    );
     assert_eq!(no_tty.status.code(), Some(2));
-    assert!(stderr(&no_tty).contains("give it as a FILE"), "{}", stderr(&no_tty));
+    assert!(
+        stderr(&no_tty).contains("give it as a FILE"),
+        "{}",
+        stderr(&no_tty)
+    );
 }
 
 #[test]
@@ -1255,7 +1269,10 @@ fn apply_patch_interactive_applies_exactly_the_accepted_files() {
     let output = run(&mut command, "y\nn\ny\n");
     let out = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{out}");
-    assert!(out.contains("(1/3) Apply this change to a.py? [y,n,a,q,?]"), "{out}");
+    assert!(
+        out.contains("(1/3) Apply this change to a.py? [y,n,a,q,?]"),
+        "{out}"
+    );
     assert!(
         out.contains("Applied the patch: 1 file updated, 1 deleted (1 file skipped)."),
         "{out}"

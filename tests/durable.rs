@@ -272,19 +272,38 @@ async fn an_apply_patch_preview_survives_a_restart_and_applies_in_part() {
     write(root.path(), "a.txt", "one\r\ntwo\r\n");
     write(root.path(), "m.txt", "move me\n");
     let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+2\n*** Update File: m.txt\n*** Move to: sub/m.txt\n@@\n-move me\n+moved\n*** Add File: n.txt\n+new\n*** End Patch";
-    let first = builtins(root.path()).durable_session(state.path(), "p").unwrap();
+    let first = builtins(root.path())
+        .durable_session(state.path(), "p")
+        .unwrap();
     let preview = first.call("apply_patch", json!({"patch": patch})).await;
     assert!(!preview.is_error(), "{}", preview.text_content());
     drop(first);
-    let second = builtins(root.path()).durable_session(state.path(), "p").unwrap();
-    assert_eq!(labels(&second), ["Apply Patch: 1 file updated, 1 added, 1 moved"]);
+    let second = builtins(root.path())
+        .durable_session(state.path(), "p")
+        .unwrap();
+    assert_eq!(
+        labels(&second),
+        ["Apply Patch: 1 file updated, 1 added, 1 moved"]
+    );
     let done = second
-        .resolve_files(&["a.txt".to_owned(), "sub/m.txt".to_owned()], "two of three")
+        .resolve_files(
+            &["a.txt".to_owned(), "sub/m.txt".to_owned()],
+            "two of three",
+        )
         .await
         .unwrap();
-    assert_eq!(done.result.text_content(), "Applied the patch: 1 file updated, 1 moved.");
-    assert_eq!(std::fs::read(root.path().join("a.txt")).unwrap(), b"one\r\n2\r\n");
-    assert_eq!(std::fs::read_to_string(root.path().join("sub/m.txt")).unwrap(), "moved\n");
+    assert_eq!(
+        done.result.text_content(),
+        "Applied the patch: 1 file updated, 1 moved."
+    );
+    assert_eq!(
+        std::fs::read(root.path().join("a.txt")).unwrap(),
+        b"one\r\n2\r\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("sub/m.txt")).unwrap(),
+        "moved\n"
+    );
     assert!(!root.path().join("m.txt").exists(), "a move is taken whole");
     assert!(!root.path().join("n.txt").exists());
     assert!(second.pending().is_empty());

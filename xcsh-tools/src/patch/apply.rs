@@ -293,10 +293,7 @@ mod tests {
                 "@@ class B:\n@@     def m(self):\n-        return 1\n+        return 2"
             )
             .unwrap(),
-            src.replacen("return 1\n", "return 1\n", 1)
-                .rsplit_once("return 1")
-                .map(|(a, b)| format!("{a}return 2{b}"))
-                .unwrap()
+            "class A:\n    def m(self):\n        return 1\nclass B:\n    def m(self):\n        return 2\n"
         );
         assert_eq!(run("a\nb\n", "@@ a\n+x").unwrap(), "a\nx\nb\n");
         assert_eq!(run("a\nb\n", "@@\n+x").unwrap(), "a\nb\nx\n");
