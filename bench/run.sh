@@ -20,15 +20,20 @@
 #   3b. in-process micro-benchmarks (divan): Session::call against rmcp's tool router, the
 #      pending round trip, allocation-free schema retrieval;
 #   4. compile time of 200 #[custom_tool] tools against the same 200 rmcp #[tool]s;
+#   4b. apply_patch (release `xcsh apply-patch`) against GNU patch on the same change (its
+#      unified diff): preview (`patch --dry-run`) and apply, for one file of 75,000 lines and
+#      for 400 small files, with a byte-for-byte check of the two trees (bench/patch_bench.py;
+#      GNU patch from scripts/ensure-gnu-patch.sh);
 #   5. opt-in (--cold-build): cold `cargo build --offline` of a 10-tool crate on xcsh with
 #      only the macros feature, on xcsh with its default features, and on rmcp's macros.
 #
-# Usage: bench/run.sh [--smoke] [--only cli,corpora,warm,apply,scale,micro,compile,cold] [--runs N] [--cold-build]
+# Usage: bench/run.sh [--smoke] [--only cli,corpora,warm,apply,scale,micro,compile,patch,cold] [--runs N] [--cold-build]
 #   (scale is opt-in: --only scale, ~10 min: 1x, 5x and 10x the corpus)
 #   --smoke   a quick check that the benchmarks still work (CI runs it from
 #             scripts/test-all.sh): a few crates of the corpus, 2 patterns x 1 run with the
 #             equality check, 2 languages x 1 run of the corpora benchmark, 10 tools in
-#             the compile benchmark, tiny divan samples, debug
+#             the compile benchmark, a 3,000-line file and 20 files x 1 run of the patch
+#             benchmark, tiny divan samples, debug
 #             builds. Its numbers mean nothing.
 #   --only    run only these parts.
 #   --runs N  timed runs per contestant and pattern, and per compile command (default 5);
@@ -51,7 +56,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 
 smoke=0
-only="cli,corpora,warm,apply,micro,compile"
+only="cli,corpora,warm,apply,micro,compile,patch"
 runs=5
 runs_given=0
 cold_build=0
@@ -63,7 +68,7 @@ while [[ $# -gt 0 ]]; do
         --runs) runs="$2"; runs_given=1; shift ;;
         --runs=*) runs="${1#--runs=}"; runs_given=1 ;;
         --cold-build) cold_build=1 ;;
-        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -244,6 +249,21 @@ if wants compile; then
     fi
 fi
 
+if wants patch; then
+    step "apply_patch preview and apply vs GNU patch on the same change"
+    if scripts/ensure-gnu-patch.sh; then
+        cargo build "${build_flags[@]}" -p xcsh --bin xcsh
+        bin="$work/bin-$profile_dir"
+        mkdir -p "$bin"
+        cp "$target/$profile_dir/xcsh" "$bin/xcsh-patch-bench"
+        patch_args=(--xcsh "$bin/xcsh-patch-bench" --work "$work/patch" --out "$results/patch.json")
+        if (( smoke )); then patch_args+=(--smoke --runs 1); else patch_args+=(--runs "$runs"); fi
+        "$python" bench/patch_bench.py "${patch_args[@]}" || failed+=("patch (see above)")
+    else
+        failed+=("patch (GNU patch is missing; see above)")
+    fi
+fi
+
 if wants cold; then
     step "Cold build of a 10-tool crate: xcsh[macros] vs xcsh[default] vs rmcp macros"
     # A fresh target dir before every build (removed afterwards); dependencies from the
@@ -258,7 +278,7 @@ fi
 step "Report"
 command="bench/run.sh"
 (( smoke )) && command+=" --smoke"
-[[ "$only_given" != "cli,corpora,warm,apply,micro,compile" ]] && command+=" --only $only_given"
+[[ "$only_given" != "cli,corpora,warm,apply,micro,compile,patch" ]] && command+=" --only $only_given"
 (( cold_build )) && command+=" --cold-build"
 "$python" bench/report.py --dir "$results" --command "$command" --out "$results/latest.md" >/dev/null
 # The same results as SVG charts beside the JSON (BENCHMARKS.md shows them).

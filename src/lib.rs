@@ -134,14 +134,15 @@ pub mod dialect {
     };
 }
 
-/// The built-in tools: `ast_edit`, `ast_grep` and `undo`, their structured outputs, and the
+/// The built-in tools: `ast_edit`, `ast_grep`, `apply_patch` and `undo`, their structured outputs, and the
 /// ast-grep engine they share (their path confinement is [`tool::Workspace`]).
 #[cfg(feature = "tools")]
 pub mod tools {
     #[doc(inline)]
     pub use xcsh_tools::{
-        AST_EDIT, AST_GREP, AstEdit, AstEditOp, AstGrep, AstToolsConfig, UNDO, UndoLast,
-        builtin_suite, preview_notes, render_matches, render_near_misses, render_preview, summary,
+        APPLY_PATCH, AST_EDIT, AST_GREP, ApplyPatch, AstEdit, AstEditOp, AstGrep, AstToolsConfig,
+        UNDO, UndoLast, builtin_suite, preview_notes, render_matches, render_near_misses,
+        render_preview, summary,
     };
     #[doc(inline)]
     pub use xcsh_tools::{

@@ -849,7 +849,7 @@ fn definitions(args: &[&str]) -> Vec<Value> {
 fn tools_prints_valid_definitions_for_every_dialect() {
     for dialect in Dialect::ALL {
         let defs = definitions(&["--dialect", dialect.as_str()]);
-        assert_eq!(defs.len(), 4, "{dialect}: {defs:?}");
+        assert_eq!(defs.len(), 5, "{dialect}: {defs:?}");
         for def in &defs {
             assert_eq!(
                 validate::tool_definition(dialect, def),
@@ -858,7 +858,7 @@ fn tools_prints_valid_definitions_for_every_dialect() {
             );
         }
         let text = serde_json::to_string(&defs).unwrap();
-        for name in ["ast_grep", "ast_edit", "undo", "resolve"] {
+        for name in ["ast_grep", "ast_edit", "apply_patch", "undo", "resolve"] {
             assert!(text.contains(&format!("\"{name}\"")), "{dialect}: {text}");
         }
     }
@@ -868,8 +868,8 @@ fn tools_prints_valid_definitions_for_every_dialect() {
         "mcp is the default"
     );
     let mcp = definitions(&[]);
-    assert_eq!(mcp[3]["name"], "resolve");
-    assert_eq!(mcp[3]["annotations"]["destructiveHint"], true);
+    assert_eq!(mcp[4]["name"], "resolve");
+    assert_eq!(mcp[4]["annotations"]["destructiveHint"], true);
     assert_eq!(mcp[1]["annotations"]["readOnlyHint"], true);
 }
 
@@ -1075,7 +1075,7 @@ fn demo_shows_the_whole_flow_from_any_directory() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let out = stdout(&output);
     let milestones = [
-        "Tools offered: ast_grep, ast_edit, undo, resolve",
+        "Tools offered: ast_grep, ast_edit, apply_patch, undo, resolve",
         "web/api.ts:13:5: console.log(\"usage request failed\", response.status)",
         "AST Edit preview: 4 replacements in 1 file",
         "+    let text = fs::read_to_string(path)?;",
@@ -1165,4 +1165,119 @@ fn session_with_a_dialect_answers_each_response_with_messages_and_tool_choice() 
     let mcp = session(dir.path(), &["--dialect", "mcp"], "");
     assert_eq!(mcp.status.code(), Some(2));
     assert!(stderr(&mcp).contains("--dialect mcp: an MCP client owns its model"));
+}
+
+const PATCH: &str = "*** Begin Patch\n*** Update File: a.py\n@@ def f():\n-    return 1\n+    return 2\n*** Add File: b.py\n+x = 1\n*** Delete File: c.py\n*** End Patch\n";
+
+fn patch_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.py"), "def f():\n    return 1\n").unwrap();
+    std::fs::write(dir.path().join("c.py"), "gone\n").unwrap();
+    std::fs::write(dir.path().join("fix.patch"), PATCH).unwrap();
+    dir
+}
+
+#[test]
+fn apply_patch_previews_without_a_terminal_applies_with_yes_and_refuses_a_bad_hunk() {
+    let dir = patch_tree();
+    // From a FILE, no --yes, no terminal: the diff, exit 1, nothing written.
+    let preview = run(
+        xcsh()
+            .current_dir(dir.path())
+            .args(["apply-patch", "fix.patch"]),
+        "",
+    );
+    let out = stdout(&preview);
+    assert_eq!(preview.status.code(), Some(1), "{out}{}", stderr(&preview));
+    assert!(out.contains("-    return 1\n+    return 2"), "{out}");
+    assert!(
+        out.contains("a.py: updated (1 hunk)\nb.py: new file\nc.py: deleted\n1 file updated, 1 added, 1 deleted."),
+        "{out}"
+    );
+    assert!(
+        stderr(&preview).contains("Re-run with --yes"),
+        "{}",
+        stderr(&preview)
+    );
+    assert!(!dir.path().join("b.py").exists());
+
+    // From stdin, with --yes and --root: applied, exit 0.
+    let applied = run(
+        xcsh()
+            .args(["apply-patch", "-", "--yes", "--root"])
+            .arg(dir.path()),
+        PATCH,
+    );
+    assert_eq!(applied.status.code(), Some(0), "{}", stderr(&applied));
+    assert!(
+        stdout(&applied).contains("Applied the patch: 1 file updated, 1 added, 1 deleted."),
+        "{}",
+        stdout(&applied)
+    );
+    assert_eq!(read(dir.path(), "a.py"), "def f():\n    return 2\n");
+    assert_eq!(read(dir.path(), "b.py"), "x = 1\n");
+    assert!(!dir.path().join("c.py").exists());
+
+    // Again: the hunk no longer matches; exit 2, the hunk named, nothing written.
+    std::fs::write(dir.path().join("b.py"), "changed\n").unwrap();
+    let refused = run(
+        xcsh()
+            .args(["apply-patch", "--yes", "--root"])
+            .arg(dir.path()),
+        PATCH,
+    );
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("xcsh apply-patch: the patch was not applied: `*** Update File: a.py` (patch line 2), hunk 1 (patch line 3):"),
+        "{err}"
+    );
+    assert!(
+        err.contains("a.py:2: a changed line: the file has `    return 2`"),
+        "{err}"
+    );
+    assert!(err.trim_end().ends_with("Nothing was written."), "{err}");
+    assert_eq!(read(dir.path(), "b.py"), "changed\n");
+
+    // -i with the patch on stdin cannot ask: refused before reading anything.
+    let no_tty = run(
+        xcsh().args(["apply-patch", "-i"]).current_dir(dir.path()),
+        PATCH,
+    );
+    assert_eq!(no_tty.status.code(), Some(2));
+    assert!(
+        stderr(&no_tty).contains("give it as a FILE"),
+        "{}",
+        stderr(&no_tty)
+    );
+}
+
+#[test]
+fn apply_patch_interactive_applies_exactly_the_accepted_files() {
+    if !Path::new("/usr/bin/script").exists() {
+        eprintln!("skipped: /usr/bin/script (util-linux) is not installed");
+        return;
+    }
+    let dir = patch_tree();
+    let line = format!("{} apply-patch -i fix.patch", env!("CARGO_BIN_EXE_xcsh"));
+    let mut command = Command::new("/usr/bin/script");
+    command
+        .current_dir(dir.path())
+        .args(["-qec", &line, "/dev/null"])
+        .env("NO_COLOR", "1");
+    // a.py yes, b.py no, c.py yes.
+    let output = run(&mut command, "y\nn\ny\n");
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("(1/3) Apply this change to a.py? [y,n,a,q,?]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Applied the patch: 1 file updated, 1 deleted (1 file skipped)."),
+        "{out}"
+    );
+    assert_eq!(read(dir.path(), "a.py"), "def f():\n    return 2\n");
+    assert!(!dir.path().join("b.py").exists());
+    assert!(!dir.path().join("c.py").exists());
 }

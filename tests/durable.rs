@@ -263,6 +263,52 @@ async fn an_ast_edit_preview_survives_a_restart_and_is_still_stale_checked() {
     assert_eq!(fourth.pending().len(), 1, "a failed apply stays pending");
 }
 
+/// An `apply_patch` preview (spliced edits, a move, a new file) is durable like `ast_edit`'s:
+/// a restarted process finds it, partial accept by file still works, and the rest goes.
+#[tokio::test]
+async fn an_apply_patch_preview_survives_a_restart_and_applies_in_part() {
+    let root = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    write(root.path(), "a.txt", "one\r\ntwo\r\n");
+    write(root.path(), "m.txt", "move me\n");
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+2\n*** Update File: m.txt\n*** Move to: sub/m.txt\n@@\n-move me\n+moved\n*** Add File: n.txt\n+new\n*** End Patch";
+    let first = builtins(root.path())
+        .durable_session(state.path(), "p")
+        .unwrap();
+    let preview = first.call("apply_patch", json!({"patch": patch})).await;
+    assert!(!preview.is_error(), "{}", preview.text_content());
+    drop(first);
+    let second = builtins(root.path())
+        .durable_session(state.path(), "p")
+        .unwrap();
+    assert_eq!(
+        labels(&second),
+        ["Apply Patch: 1 file updated, 1 added, 1 moved"]
+    );
+    let done = second
+        .resolve_files(
+            &["a.txt".to_owned(), "sub/m.txt".to_owned()],
+            "two of three",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        done.result.text_content(),
+        "Applied the patch: 1 file updated, 1 moved."
+    );
+    assert_eq!(
+        std::fs::read(root.path().join("a.txt")).unwrap(),
+        b"one\r\n2\r\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("sub/m.txt")).unwrap(),
+        "moved\n"
+    );
+    assert!(!root.path().join("m.txt").exists(), "a move is taken whole");
+    assert!(!root.path().join("n.txt").exists());
+    assert!(second.pending().is_empty());
+}
+
 #[tokio::test]
 async fn an_apply_a_stopped_process_had_finished_is_reported_not_written_twice() {
     let root = tempfile::tempdir().unwrap();

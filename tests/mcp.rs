@@ -122,6 +122,7 @@ async fn a_client_previews_sees_the_stack_and_applies() {
         [
             "ast_grep",
             "ast_edit",
+            "apply_patch",
             "undo",
             "count",
             "wait_forever",
@@ -141,7 +142,7 @@ async fn a_client_previews_sees_the_stack_and_applies() {
         (hints.read_only_hint, hints.destructive_hint),
         (Some(true), Some(false))
     );
-    let resolve = tools[5].annotations.as_ref().unwrap();
+    let resolve = tools[6].annotations.as_ref().unwrap();
     assert_eq!(resolve.destructive_hint, Some(true));
 
     let preview = call(
@@ -175,7 +176,7 @@ async fn a_client_previews_sees_the_stack_and_applies() {
         "tools/list_changed after the push"
     );
     let tools = client.peer().list_tools(None).await.unwrap().tools;
-    let description = tools[5].description.as_deref().unwrap();
+    let description = tools[6].description.as_deref().unwrap();
     assert!(
         description.contains("#1 AST Edit: 1 replacement in 1 file (from ast_edit)"),
         "{description}"
@@ -460,7 +461,7 @@ fn serve_writes_only_protocol_to_stdout() {
     assert_eq!(init["result"]["serverInfo"]["name"], "xcsh");
     assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true);
     let list = lines.iter().find(|m| m["id"] == 2).unwrap();
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 5);
     let call = lines.iter().find(|m| m["id"] == 3).unwrap();
     assert_eq!(call["result"]["isError"], true, "{call}");
     assert_eq!(

@@ -1,4 +1,5 @@
-//! SIGKILL in the middle of `resolve apply` of an `ast_edit` over 500 files, through
+//! SIGKILL in the middle of `resolve apply` of an `ast_edit` over 500 files (and of an
+//! `apply_patch` updating the same 500 files), through
 //! the real binary (`xcsh session` replaying "preview, then apply"), at many moments — and
 //! most of all *inside* the commit phase, where files are being replaced one by one.
 //!
@@ -43,13 +44,50 @@ fn new_content(i: usize) -> String {
     format!("fn f{i}() -> Result<(), E> {{\n    let v = load({i})?;\n    Ok(v)\n}}\n")
 }
 
+/// What the child replays: the script, and how its preview's text starts.
+struct Case {
+    script: String,
+    preview: String,
+}
+
+/// `ast_edit` over the 500 files, then `resolve apply`.
+fn ast_edit_case() -> Case {
+    Case {
+        script: SCRIPT.to_owned(),
+        preview: format!("AST Edit preview: {FILES} replacements in {FILES} files"),
+    }
+}
+
+/// `apply_patch` with one `*** Update File:` per file, the same change as `ast_edit_case`.
+fn apply_patch_case() -> Case {
+    let mut patch = String::from("*** Begin Patch\n");
+    for i in 0..FILES {
+        patch.push_str(&format!(
+            "*** Update File: src/{}\n@@ fn f{i}() -> Result<(), E> {{\n-    let v = load({i}).unwrap();\n+    let v = load({i})?;\n     Ok(v)\n",
+            name(i)
+        ));
+    }
+    patch.push_str("*** End Patch\n");
+    let preview = serde_json::json!({"tool": "apply_patch", "args": {"patch": patch}});
+    let apply =
+        serde_json::json!({"tool": "resolve", "args": {"action": "apply", "reason": "crash test"}});
+    Case {
+        script: format!("{preview}\n{apply}\n"),
+        preview: format!("Apply Patch preview: {FILES} files updated."),
+    }
+}
+
 fn setup() -> tempfile::TempDir {
+    setup_with(&ast_edit_case())
+}
+
+fn setup_with(case: &Case) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     fs::create_dir(dir.path().join("src")).expect("mkdir");
     for i in 0..FILES {
         fs::write(dir.path().join("src").join(name(i)), old_content(i)).expect("write");
     }
-    fs::write(dir.path().join("script.jsonl"), SCRIPT).expect("script");
+    fs::write(dir.path().join("script.jsonl"), &case.script).expect("script");
     dir
 }
 
@@ -69,6 +107,10 @@ fn session_command(root: &Path) -> Command {
 /// Starts the replay and returns once the preview is done (its result line is out): the
 /// child is now applying.
 fn start_apply(root: &Path) -> (Child, Instant) {
+    start_apply_of(root, &ast_edit_case())
+}
+
+fn start_apply_of(root: &Path, case: &Case) -> (Child, Instant) {
     let mut child = session_command(root)
         .stdout(Stdio::piped())
         .spawn()
@@ -78,12 +120,7 @@ fn start_apply(root: &Path) -> (Child, Instant) {
     let text = preview["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default();
-    assert!(
-        text.starts_with(&format!(
-            "AST Edit preview: {FILES} replacements in {FILES} files"
-        )),
-        "{text}"
-    );
+    assert!(text.starts_with(&case.preview), "{text}");
     (child, Instant::now())
 }
 
@@ -232,9 +269,20 @@ impl Tally {
 
 #[test]
 fn sigkill_during_resolve_apply_then_recover_leaves_all_old_or_all_new() {
+    kills_then_recovery(&ast_edit_case());
+}
+
+/// The same for a patch of 500 `*** Update File:` sections: the patch's apply is the same
+/// journalled change set, so a kill anywhere in it recovers to all old or all new.
+#[test]
+fn sigkill_during_an_apply_patch_then_recover_leaves_all_old_or_all_new() {
+    kills_then_recovery(&apply_patch_case());
+}
+
+fn kills_then_recovery(case: &Case) {
     // An undisturbed run, to time the apply.
-    let dir = setup();
-    let (mut child, since) = start_apply(dir.path());
+    let dir = setup_with(case);
+    let (mut child, since) = start_apply_of(dir.path(), case);
     let status = child.wait().expect("wait");
     let apply_took = since.elapsed();
     assert!(status.success());
@@ -246,6 +294,7 @@ fn sigkill_during_resolve_apply_then_recover_leaves_all_old_or_all_new() {
     for step in 0..6u32 {
         let delay = apply_took * step / 6;
         run(
+            case,
             &mut tally,
             format!("kill {delay:?} into the apply"),
             &|_, _, since| sleep_until(since + delay),
@@ -256,6 +305,7 @@ fn sigkill_during_resolve_apply_then_recover_leaves_all_old_or_all_new() {
     let first = |root: &Path| root.join("src").join(name(0));
     for extra_us in [0u64, 0, 500, 3_000] {
         run(
+            case,
             &mut tally,
             format!("kill {extra_us} µs into the commit"),
             &|root, child, _| {
@@ -271,6 +321,7 @@ fn sigkill_during_resolve_apply_then_recover_leaves_all_old_or_all_new() {
     while tally.partial < 3 && extra_tries < 12 {
         extra_tries += 1;
         run(
+            case,
             &mut tally,
             format!("extra aimed kill {extra_tries}"),
             &|root, child, _| {
@@ -329,10 +380,10 @@ fn the_next_command_recovers_before_anything_else() {
 
 /// One kill: a fresh tree, the apply started, `aim` waits for the moment, SIGKILL, checks,
 /// `xcsh recover`, checks.
-fn run(tally: &mut Tally, when: String, aim: &dyn Fn(&Path, &mut Child, Instant)) {
-    let dir = setup();
+fn run(case: &Case, tally: &mut Tally, when: String, aim: &dyn Fn(&Path, &mut Child, Instant)) {
+    let dir = setup_with(case);
     let before = names(dir.path());
-    let (mut child, since) = start_apply(dir.path());
+    let (mut child, since) = start_apply_of(dir.path(), case);
     aim(dir.path(), &mut child, since);
     kill(&mut child);
     let state = check(dir.path(), &when);

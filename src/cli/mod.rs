@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch: one module per subcommand, shared pieces beside them.
 
+mod apply_patch;
 mod approval;
 mod ast_edit;
 mod cache;
@@ -45,6 +46,12 @@ enum Command {
         after_help = "Exit codes: 0 applied or nothing to do, 1 declined or preview only, 2 error.\nExample: xcsh ast-edit -p '$X.unwrap()' -r '$X?' -l rust src/"
     )]
     AstEdit(ast_edit::Args),
+    /// Apply a patch in the apply_patch format (Codex's): a coloured diff, then written on
+    /// confirmation, all or nothing.
+    #[command(
+        after_help = "The patch: *** Begin Patch, then *** Add File: PATH (+ lines), *** Delete File: PATH, *** Update File: PATH [*** Move to: PATH] with @@ hunks ( , -, + lines), then *** End Patch. Paths are relative to --root.\nExit codes: 0 applied or nothing to do, 1 declined or preview only, 2 error (a hunk that does not apply is named with the closest place in the file; nothing is written).\nExample: xcsh apply-patch fix.patch --yes"
+    )]
+    ApplyPatch(apply_patch::Args),
     /// Show the whole preview → resolve flow on a bundled sample workspace.
     Demo(demo::Args),
     /// Finish or undo an apply that a crash interrupted, and remove what it left behind.
@@ -66,6 +73,7 @@ impl Command {
             Command::Tools(_) => "tools",
             Command::Session(_) => "session",
             Command::AstEdit(_) => "ast-edit",
+            Command::ApplyPatch(_) => "apply-patch",
             Command::Demo(_) => "demo",
             Command::Recover(_) => "recover",
             Command::Undo(_) => "undo",
@@ -102,6 +110,7 @@ pub(crate) fn main() -> ExitCode {
         Command::Tools(args) => tools::run(args),
         Command::Session(args) => session::run(args),
         Command::AstEdit(args) => ast_edit::run(args),
+        Command::ApplyPatch(args) => apply_patch::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Recover(args) => recover::run(args),
         Command::Undo(args) => undo::run(args),

@@ -138,7 +138,7 @@ description lists them.";
 ///     .unwrap();
 /// let first = McpServer::new(registry);
 /// let second = first.connection(); // another client: same tools, its own pending stack
-/// assert_eq!(first.tool_names(), ["ast_grep", "ast_edit", "undo", "resolve"]);
+/// assert_eq!(first.tool_names(), ["ast_grep", "ast_edit", "apply_patch", "undo", "resolve"]);
 /// assert_ne!(first.session().id(), second.session().id());
 /// ```
 pub struct McpServer {
@@ -454,7 +454,7 @@ impl McpServer {
     /// let tools = McpServer::new(registry).list();
     /// assert_eq!(tools[1].title.as_deref(), Some("AST Edit"));
     /// assert_eq!(tools[1].annotations.as_ref().unwrap().read_only_hint, Some(true));
-    /// assert!(tools[3].description.as_deref().unwrap().ends_with("Nothing is pending."));
+    /// assert!(tools[4].description.as_deref().unwrap().ends_with("Nothing is pending."));
     /// ```
     pub fn list(&self) -> Vec<rmcp::model::Tool> {
         listing::tools(&self.session, false, self.outputs())

@@ -1,17 +1,21 @@
-//! Built-in tools for xcsh: `ast_edit`, `ast_grep`, `undo`, and the stale-safe [`ChangeSet`].
+//! Built-in tools for xcsh: `ast_edit`, `ast_grep`, `apply_patch`, `undo`, and the stale-safe
+//! [`ChangeSet`].
 //!
 //! # Layers
 //!
 //! Each module names only modules below it (the facade's `tests/layers.rs` fails on a circle):
 //!
 //! ```text
-//! ast_edit, ast_grep, undo   the tools, written with the framework's own macros
+//! ast_edit, ast_grep,        the tools, written with the framework's own macros
+//! apply_patch, undo
 //! config, run                their settings; running the engine from an async call
-//! engine, output             parse, match, rewrite, preview; the tools' structured output
+//! engine, output, patch      parse, match, rewrite, preview; the tools' structured output;
+//!                            Codex's patch format planned into a change set
 //! changeset                  stale-safe, crash-atomic multi-file edits, recovery, undo
 //! builtin                    the suite (path confinement, `workspace`, is xcsh-core's)
 //! ```
 
+mod apply_patch;
 mod ast_edit;
 mod ast_grep;
 mod builtin;
@@ -19,12 +23,14 @@ pub mod changeset;
 mod config;
 pub mod engine;
 mod output;
+pub mod patch;
 mod run;
 mod undo;
 /// Path confinement: what a workspace lets a tool touch (in `xcsh-core`, for tools built with
 /// the macros alone too).
 pub use xcsh_core::workspace;
 
+pub use apply_patch::{APPLY_PATCH, ApplyPatch};
 pub use ast_edit::{AST_EDIT, AstEdit, AstEditOp, preview_notes, render_preview, summary};
 pub use ast_grep::{AST_GREP, AstGrep, render_matches, render_near_misses};
 pub use builtin::builtin_suite;
