@@ -328,14 +328,14 @@ async def core(binary: Path) -> None:
                 async with t.client() as client:
                     assert client.protocol_version == PROTOCOL, client.protocol_version
                     tools = await schemas(client)
-                    assert list(tools)[:4] == ["ast_grep", "ast_edit", "undo", "resolve"], list(tools)
-                    for name in ("ast_grep", "ast_edit", "undo", "resolve"):
+                    assert list(tools)[:6] == ["ast_grep", "ast_edit", "edit", "write_file", "undo", "resolve"], list(tools)
+                    for name in ("ast_grep", "ast_edit", "edit", "write_file", "undo", "resolve"):
                         schema = tools[name].output_schema
                         assert isinstance(schema, dict) and schema.get("type") == "object", (name, schema)
                         jsonschema.Draft202012Validator.check_schema(schema)
                     # Over HTTP the tools that push, and `resolve`, take the handle; over stdio
                     # the tools that push do not (the process is the conversation).
-                    for name in ("ast_edit", "undo", "resolve") if t.http else ("ast_edit", "undo"):
+                    for name in ("ast_edit", "edit", "write_file", "undo", "resolve") if t.http else ("ast_edit", "edit", "write_file", "undo"):
                         takes = "handle" in tools[name].input_schema.get("properties", {})
                         assert takes == t.http, (name, tools[name].input_schema)
 

@@ -267,7 +267,7 @@ fn with_syntax(text: &mut String, syntax: &SyntaxReport, refusal: Option<&str>) 
         let at = text.rfind(CLOSING).unwrap_or(text.len());
         text.truncate(at);
         text.push_str(&format!(
-            "\n\nThis change will be refused: {refusal} `resolve` with action \"discard\" drops it."
+            "\n\nThis change will be refused: {refusal}"
         ));
     }
 }

@@ -109,7 +109,7 @@ impl Staged {
             Some(refusal) => {
                 let _ = write!(
                     out,
-                    "\n\nThis change will be refused: {refusal} `resolve` with action \"discard\" drops it."
+                    "\n\nThis change will be refused: {refusal}"
                 );
             }
             None => out.push_str("\n\nNothing is written yet. Call `resolve` with action \"apply\" to write this change, or \"discard\" to drop it."),

@@ -315,7 +315,7 @@ impl SyntaxReport {
             return None;
         }
         Some(format!(
-            "the syntax guard refuses this change (syntax_guard = \"refuse\"): it {}. Nothing was written. Fix the change so that the file parses and preview it again, or discard it.",
+            "the syntax guard refuses this change (syntax_guard = \"refuse\"): it {}. Nothing was written. Discard it and preview a change that keeps the file parsing.",
             broken.join("; it ")
         ))
     }
@@ -369,20 +369,38 @@ fn judge(changes: &ChangeSet, file: &str, lang: Lang) -> SyntaxVerdict {
             errors: after_errors.len(),
         };
     }
+    // Where the change starts in the result: an `ERROR` node (which may span a whole
+    // function) is reported at its first token from there on, the token the parser could
+    // not place.
+    let changed_from = before
+        .bytes()
+        .zip(after.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
     let more = introduced.len().saturating_sub(ERRORS_PER_FILE);
     let errors = introduced
         .into_iter()
         .take(ERRORS_PER_FILE)
         .map(|e| {
-            let (line, column) = line_column(&after, e.byte);
-            let problem = if e.missing {
-                SyntaxProblem::Missing(e.text.clone())
+            let (at, problem) = if e.missing {
+                (e.byte, SyntaxProblem::Missing(e.text.clone()))
             } else {
-                SyntaxProblem::Unexpected(crate::output::shorten(
-                    &e.text.split_whitespace().collect::<Vec<_>>().join(" "),
+                let token = e
+                    .leaves
+                    .iter()
+                    .find(|t| t.start >= changed_from)
+                    .filter(|_| changed_from >= e.byte && changed_from <= e.end);
+                let (at, text) = match token {
+                    Some(t) => (t.start, &after[t.clone()]),
+                    None => (e.byte, e.text.as_str()),
+                };
+                let text = crate::output::shorten(
+                    &text.split_whitespace().collect::<Vec<_>>().join(" "),
                     QUOTED_CHARS,
-                ))
+                );
+                (at, SyntaxProblem::Unexpected(text))
             };
+            let (line, column) = line_column(&after, at);
             SyntaxError {
                 file: file.to_owned(),
                 line,
@@ -419,3 +437,4 @@ fn plural(n: usize, what: &str) -> String {
         format!("{n} {what}s")
     }
 }
+

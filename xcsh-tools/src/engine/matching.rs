@@ -34,7 +34,15 @@ pub struct SyntaxErrorNode {
     pub text: String,
     /// Byte offset where it starts.
     pub byte: usize,
+    /// Byte offset where it ends.
+    pub end: usize,
+    /// For `ERROR`, the byte ranges of the tokens (leaves) inside it, in order (at most
+    /// [`MAX_ERROR_LEAVES`]): where in it a reader should look is one of them.
+    pub leaves: Vec<std::ops::Range<usize>>,
 }
+
+/// Tokens of an `ERROR` node kept, at most.
+pub const MAX_ERROR_LEAVES: usize = 10_000;
 
 /// Every `ERROR` and `MISSING` node of `text` parsed as `lang`, in document order (the
 /// outermost `ERROR` only: its inside is the same mistake). Empty when it parses cleanly.
@@ -62,6 +70,8 @@ pub fn syntax_errors(text: &str, lang: Lang) -> Vec<SyntaxErrorNode> {
                 missing: true,
                 text: node.kind().to_owned(),
                 byte: node.start_byte(),
+                end: node.end_byte(),
+                leaves: Vec::new(),
             });
             false
         } else if node.is_error() {
@@ -72,6 +82,8 @@ pub fn syntax_errors(text: &str, lang: Lang) -> Vec<SyntaxErrorNode> {
                     .unwrap_or_default()
                     .to_owned(),
                 byte: node.start_byte(),
+                end: node.end_byte(),
+                leaves: leaves_of(node),
             });
             false
         } else {
@@ -83,6 +95,36 @@ pub fn syntax_errors(text: &str, lang: Lang) -> Vec<SyntaxErrorNode> {
         while !cursor.goto_next_sibling() {
             if !cursor.goto_parent() {
                 return found;
+            }
+        }
+    }
+}
+
+/// The tokens under `node`, in order, at most [`MAX_ERROR_LEAVES`].
+fn leaves_of(node: tree_sitter::Node<'_>) -> Vec<std::ops::Range<usize>> {
+    let mut leaves = Vec::new();
+    let mut cursor = node.walk();
+    loop {
+        let n = cursor.node();
+        if n.child_count() == 0 {
+            if n.end_byte() > n.start_byte() {
+                leaves.push(n.start_byte()..n.end_byte());
+            }
+            if leaves.len() == MAX_ERROR_LEAVES {
+                return leaves;
+            }
+        } else if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == node {
+                return leaves;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return leaves;
             }
         }
     }

@@ -65,7 +65,7 @@ pub use lang::Lang;
 pub use near_miss::NEAR_MISS_FLOOR;
 pub(crate) use near_miss::search_then_near_misses;
 // The binary's one-walk answer after a search that parsed nothing: plumbing, not API.
-pub use matching::{SyntaxErrorNode, syntax_errors};
+pub use matching::{MAX_ERROR_LEAVES, SyntaxErrorNode, syntax_errors};
 #[doc(hidden)]
 pub use near_miss::near_misses_after_parsing_none;
 pub use near_miss::{
@@ -140,3 +140,4 @@ impl Control<'_> {
         self.cancel.is_some_and(CancelFlag::is_cancelled)
     }
 }
+
