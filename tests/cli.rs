@@ -858,7 +858,14 @@ fn tools_prints_valid_definitions_for_every_dialect() {
             );
         }
         let text = serde_json::to_string(&defs).unwrap();
-        for name in ["ast_grep", "ast_edit", "edit", "write_file", "undo", "resolve"] {
+        for name in [
+            "ast_grep",
+            "ast_edit",
+            "edit",
+            "write_file",
+            "undo",
+            "resolve",
+        ] {
             assert!(text.contains(&format!("\"{name}\"")), "{dialect}: {text}");
         }
     }

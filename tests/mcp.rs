@@ -460,7 +460,7 @@ fn serve_writes_only_protocol_to_stdout() {
     assert_eq!(init["result"]["serverInfo"]["name"], "xcsh");
     assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true);
     let list = lines.iter().find(|m| m["id"] == 2).unwrap();
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 6);
     let call = lines.iter().find(|m| m["id"] == 3).unwrap();
     assert_eq!(call["result"]["isError"], true, "{call}");
     assert_eq!(

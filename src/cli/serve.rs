@@ -24,7 +24,7 @@ pub(crate) struct Args {
     #[command(flatten)]
     undo: super::undo::UndoArgs,
     #[command(flatten)]
-    guard: super::root::SyntaxGuardArgs,
+    syntax: super::root::SyntaxGuardArgs,
     #[command(flatten)]
     cache: super::cache::CacheArgs,
     /// Keep pending stacks in this directory: a restarted server finds the previews its
@@ -173,7 +173,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     // saying how to proceed.
     let registry = root::build(
         args.approval.configure(
-            root::builtin_builder(&root, args.undo.limits(), args.guard.syntax_guard)
+            root::builtin_builder(&root, args.undo.limits(), args.syntax.syntax_guard)
                 .extension(args.cache.cache()),
             None,
         )?,

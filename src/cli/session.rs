@@ -46,7 +46,7 @@ pub(crate) struct Args {
     #[command(flatten)]
     undo: super::undo::UndoArgs,
     #[command(flatten)]
-    guard: super::root::SyntaxGuardArgs,
+    syntax: super::root::SyntaxGuardArgs,
     #[command(flatten)]
     cache: super::cache::CacheArgs,
     /// Keep the pending stack in this directory: actions left pending stay there for a later
@@ -81,7 +81,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         TerminalApprover::new()
     };
     let builder = args.approval.configure(
-        root::builtin_builder(&root, args.undo.limits(), args.guard.syntax_guard)
+        root::builtin_builder(&root, args.undo.limits(), args.syntax.syntax_guard)
             .extension(args.cache.cache()),
         Some(approval::with(approver)),
     )?;

@@ -266,9 +266,7 @@ fn with_syntax(text: &mut String, syntax: &SyntaxReport, refusal: Option<&str>) 
     if let Some(refusal) = refusal {
         let at = text.rfind(CLOSING).unwrap_or(text.len());
         text.truncate(at);
-        text.push_str(&format!(
-            "\n\nThis change will be refused: {refusal}"
-        ));
+        text.push_str(&format!("\n\nThis change will be refused: {refusal}"));
     }
 }
 

@@ -437,4 +437,3 @@ fn plural(n: usize, what: &str) -> String {
         format!("{n} {what}s")
     }
 }
-

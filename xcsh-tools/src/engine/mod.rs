@@ -140,4 +140,3 @@ impl Control<'_> {
         self.cancel.is_some_and(CancelFlag::is_cancelled)
     }
 }
-
