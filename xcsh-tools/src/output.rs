@@ -114,7 +114,7 @@ impl ChangeOutput {
         }
     }
 
-    /// The output of a pending change: its files (the first [`MAX_FILES`]), each with a link
+    /// The output of a pending change: its files (the first 200), each with a link
     /// to its new content under `preview` (the link [`preview_resource`] gave), and the rest.
     pub fn preview(
         summary: impl Into<String>,

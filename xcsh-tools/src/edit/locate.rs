@@ -47,10 +47,12 @@ pub(crate) fn locate(
             note: None,
         });
     }
-    if (old.contains('\n') || old.contains('\r')) && (text.contains('\r') || old.contains('\r')) {
-        if let Some(found) = locate_ignoring_endings(text, file, old, new, replace_all)? {
-            return Ok(found);
-        }
+    let endings_may_differ =
+        (old.contains('\n') || old.contains('\r')) && (text.contains('\r') || old.contains('\r'));
+    if endings_may_differ
+        && let Some(found) = locate_ignoring_endings(text, file, old, new, replace_all)?
+    {
+        return Ok(found);
     }
     Err(not_found(text, file, old))
 }
@@ -67,7 +69,8 @@ fn occurrences(text: &str, old: &str, replace_all: bool) -> Vec<Range<usize>> {
     let Some(first) = text.find(old) else {
         return Vec::new();
     };
-    let mut found = vec![first..first + old.len()];
+    let mut found = Vec::with_capacity(2);
+    found.push(first..first + old.len());
     let next = first + text[first..].chars().next().map_or(1, char::len_utf8);
     if let Some(second) = text[next..].find(old) {
         let at = next + second;
@@ -468,14 +471,14 @@ fn difference(window: &[&str], old: &[&str], first: usize) -> Difference {
     if pairs().all(|(_, f, o)| f == o) {
         return Difference::LineEndings;
     }
-    if pairs().all(|(_, f, o)| f.trim() == o.trim()) {
-        if let Some((line, f, o)) = pairs().find(|(_, f, o)| indent(f) != indent(o)) {
-            return Difference::Indentation {
-                line,
-                file: describe_indent(indent(f)),
-                old: describe_indent(indent(o)),
-            };
-        }
+    if pairs().all(|(_, f, o)| f.trim() == o.trim())
+        && let Some((line, f, o)) = pairs().find(|(_, f, o)| indent(f) != indent(o))
+    {
+        return Difference::Indentation {
+            line,
+            file: describe_indent(indent(f)),
+            old: describe_indent(indent(o)),
+        };
     }
     if pairs().all(|(_, f, o)| collapse(f) == collapse(o)) {
         let line = pairs().find(|(_, f, o)| f != o).map_or(first, |p| p.0);
