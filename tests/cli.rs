@@ -875,8 +875,8 @@ fn tools_prints_valid_definitions_for_every_dialect() {
         "mcp is the default"
     );
     let mcp = definitions(&[]);
-    assert_eq!(mcp[3]["name"], "resolve");
-    assert_eq!(mcp[3]["annotations"]["destructiveHint"], true);
+    assert_eq!(mcp[5]["name"], "resolve");
+    assert_eq!(mcp[5]["annotations"]["destructiveHint"], true);
     assert_eq!(mcp[1]["annotations"]["readOnlyHint"], true);
 }
 
