@@ -122,6 +122,8 @@ async fn a_client_previews_sees_the_stack_and_applies() {
         [
             "ast_grep",
             "ast_edit",
+            "edit",
+            "write_file",
             "undo",
             "count",
             "wait_forever",
@@ -141,7 +143,7 @@ async fn a_client_previews_sees_the_stack_and_applies() {
         (hints.read_only_hint, hints.destructive_hint),
         (Some(true), Some(false))
     );
-    let resolve = tools[5].annotations.as_ref().unwrap();
+    let resolve = tools[7].annotations.as_ref().unwrap();
     assert_eq!(resolve.destructive_hint, Some(true));
 
     let preview = call(
@@ -175,7 +177,7 @@ async fn a_client_previews_sees_the_stack_and_applies() {
         "tools/list_changed after the push"
     );
     let tools = client.peer().list_tools(None).await.unwrap().tools;
-    let description = tools[5].description.as_deref().unwrap();
+    let description = tools[7].description.as_deref().unwrap();
     assert!(
         description.contains("#1 AST Edit: 1 replacement in 1 file (from ast_edit)"),
         "{description}"
