@@ -17,6 +17,9 @@
 #      ten patterns and three broad ones, alternated, every tree checked; and the durable
 #      apply alone (xcsh-apply-bench) against `std::fs::write` of the same bytes, with where
 #      the apply's time goes (syncs, backups, renames, journal, stale checks, undo record);
+#   3c. `edit` (preview + resolve apply through a session) against a plain
+#      read-replace-write on a 20,000-line Rust file, and the syntax guard's share of an
+#      `edit` preview and of an `ast_edit` preview over the corpus (xcsh-edit-bench);
 #   3b. in-process micro-benchmarks (divan): Session::call against rmcp's tool router, the
 #      pending round trip, allocation-free schema retrieval;
 #   4. compile time of 200 #[custom_tool] tools against the same 200 rmcp #[tool]s;
@@ -27,7 +30,7 @@
 #   5. opt-in (--cold-build): cold `cargo build --offline` of a 10-tool crate on xcsh with
 #      only the macros feature, on xcsh with its default features, and on rmcp's macros.
 #
-# Usage: bench/run.sh [--smoke] [--only cli,corpora,warm,apply,scale,micro,compile,patch,cold] [--runs N] [--cold-build]
+# Usage: bench/run.sh [--smoke] [--only cli,corpora,warm,apply,edit,scale,micro,compile,patch,cold] [--runs N] [--cold-build]
 #   (scale is opt-in: --only scale, ~10 min: 1x, 5x and 10x the corpus)
 #   --smoke   a quick check that the benchmarks still work (CI runs it from
 #             scripts/test-all.sh): a few crates of the corpus, 2 patterns x 1 run with the
@@ -56,7 +59,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 
 smoke=0
-only="cli,corpora,warm,apply,micro,compile,patch"
+only="cli,corpora,warm,apply,edit,micro,compile,patch"
 runs=5
 runs_given=0
 cold_build=0
@@ -224,6 +227,21 @@ if wants scale; then
         --runs "$runs" --sizes 1,5,10 --out "$results/scale.json" || failed+=(scale)
 fi
 
+if wants edit; then
+    step "edit vs read-replace-write; the syntax guard's share of a preview"
+    cargo build "${build_flags[@]}" -p xcsh-bench --bin xcsh-edit-bench
+    edit_args=()
+    # The ast_edit share over the vendored corpus, when this run laid it out.
+    [[ -n "${corpus:-}" && -d "${corpus:-}" ]] && edit_args+=(--root "$corpus")
+    if (( smoke )); then
+        "$target/$profile_dir/xcsh-edit-bench" --lines 2000 --runs 2 "${edit_args[@]}" \
+            --out "$results/edit.json" || failed+=(edit)
+    else
+        "$target/$profile_dir/xcsh-edit-bench" --lines 20000 --runs "$(( runs * 2 + 1 ))" \
+            "${edit_args[@]}" --out "$results/edit.json" || failed+=(edit)
+    fi
+fi
+
 if wants micro; then
     step "Micro-benchmarks: Session::call vs rmcp, pending round trip, schema retrieval"
     if (( smoke )); then
@@ -278,7 +296,7 @@ fi
 step "Report"
 command="bench/run.sh"
 (( smoke )) && command+=" --smoke"
-[[ "$only_given" != "cli,corpora,warm,apply,micro,compile,patch" ]] && command+=" --only $only_given"
+[[ "$only_given" != "cli,corpora,warm,apply,edit,micro,compile,patch" ]] && command+=" --only $only_given"
 (( cold_build )) && command+=" --cold-build"
 "$python" bench/report.py --dir "$results" --command "$command" --out "$results/latest.md" >/dev/null
 # The same results as SVG charts beside the JSON (BENCHMARKS.md shows them).

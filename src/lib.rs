@@ -134,16 +134,26 @@ pub mod dialect {
     };
 }
 
-/// The built-in tools: `ast_edit`, `ast_grep`, `apply_patch` and `undo`, their structured outputs, and the
-/// ast-grep engine they share (their path confinement is [`tool::Workspace`]).
+/// The built-in tools: `ast_edit`, `ast_grep`, `apply_patch`, `edit`, `write_file` and
+/// `undo`, their structured outputs, the syntax guard on their changes, and the ast-grep
+/// engine they share (their path confinement is [`tool::Workspace`]).
 #[cfg(feature = "tools")]
 pub mod tools {
     #[doc(inline)]
     pub use xcsh_tools::{
         APPLY_PATCH, AST_EDIT, AST_GREP, ApplyPatch, AstEdit, AstEditOp, AstGrep, AstToolsConfig,
-        UNDO, UndoLast, builtin_suite, preview_notes, render_matches, render_near_misses,
-        render_preview, summary,
+        EDIT, Edit, UNDO, UndoLast, WRITE_FILE, WriteFile, builtin_suite, preview_notes,
+        render_matches, render_near_misses, render_preview, summary,
     };
+
+    /// The syntax guard: whether each file a change set writes still parses, and where a
+    /// change introduces a syntax error.
+    pub mod syntax {
+        #[doc(inline)]
+        pub use xcsh_tools::syntax::{
+            FileSyntax, SyntaxError, SyntaxGuard, SyntaxProblem, SyntaxReport, SyntaxVerdict,
+        };
+    }
     #[doc(inline)]
     pub use xcsh_tools::{
         CaptureSummary, ChangeOutput, ChangeStatus, ChangeTotals, FileChange, MAX_OUTPUT_BYTES,
@@ -158,7 +168,8 @@ pub mod tools {
             CacheStats, CancelFlag, Capture, Control, DEFAULT_CACHE_BYTES, EditPlan, EditRequest,
             EditTotals, EngineError, FileEdit, Lang, LimitReport, MAX_NEAR_MISSES, Match, NearMiss,
             Op, ParseCache, Progress, Replacement, Scope, SearchRequest, SearchResult,
-            SearchTotals, Skipped, WalkOptions, Within, near_misses, plan_edits, search,
+            SearchTotals, Skipped, SyntaxErrorNode, WalkOptions, Within, near_misses, plan_edits,
+            search, syntax_errors,
         };
 
         /// Showing a plan: unified diffs for people and models, its details for interfaces.

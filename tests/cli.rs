@@ -849,7 +849,7 @@ fn definitions(args: &[&str]) -> Vec<Value> {
 fn tools_prints_valid_definitions_for_every_dialect() {
     for dialect in Dialect::ALL {
         let defs = definitions(&["--dialect", dialect.as_str()]);
-        assert_eq!(defs.len(), 5, "{dialect}: {defs:?}");
+        assert_eq!(defs.len(), 7, "{dialect}: {defs:?}");
         for def in &defs {
             assert_eq!(
                 validate::tool_definition(dialect, def),
@@ -858,7 +858,15 @@ fn tools_prints_valid_definitions_for_every_dialect() {
             );
         }
         let text = serde_json::to_string(&defs).unwrap();
-        for name in ["ast_grep", "ast_edit", "apply_patch", "undo", "resolve"] {
+        for name in [
+            "ast_grep",
+            "ast_edit",
+            "apply_patch",
+            "edit",
+            "write_file",
+            "undo",
+            "resolve",
+        ] {
             assert!(text.contains(&format!("\"{name}\"")), "{dialect}: {text}");
         }
     }
@@ -868,8 +876,8 @@ fn tools_prints_valid_definitions_for_every_dialect() {
         "mcp is the default"
     );
     let mcp = definitions(&[]);
-    assert_eq!(mcp[4]["name"], "resolve");
-    assert_eq!(mcp[4]["annotations"]["destructiveHint"], true);
+    assert_eq!(mcp[6]["name"], "resolve");
+    assert_eq!(mcp[6]["annotations"]["destructiveHint"], true);
     assert_eq!(mcp[1]["annotations"]["readOnlyHint"], true);
 }
 
@@ -1075,7 +1083,7 @@ fn demo_shows_the_whole_flow_from_any_directory() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let out = stdout(&output);
     let milestones = [
-        "Tools offered: ast_grep, ast_edit, apply_patch, undo, resolve",
+        "Tools offered: ast_grep, ast_edit, apply_patch, edit, write_file, undo, resolve",
         "web/api.ts:13:5: console.log(\"usage request failed\", response.status)",
         "AST Edit preview: 4 replacements in 1 file",
         "+    let text = fs::read_to_string(path)?;",

@@ -123,6 +123,8 @@ async fn a_client_previews_sees_the_stack_and_applies() {
             "ast_grep",
             "ast_edit",
             "apply_patch",
+            "edit",
+            "write_file",
             "undo",
             "count",
             "wait_forever",
@@ -142,7 +144,7 @@ async fn a_client_previews_sees_the_stack_and_applies() {
         (hints.read_only_hint, hints.destructive_hint),
         (Some(true), Some(false))
     );
-    let resolve = tools[6].annotations.as_ref().unwrap();
+    let resolve = tools[8].annotations.as_ref().unwrap();
     assert_eq!(resolve.destructive_hint, Some(true));
 
     let preview = call(
@@ -176,7 +178,7 @@ async fn a_client_previews_sees_the_stack_and_applies() {
         "tools/list_changed after the push"
     );
     let tools = client.peer().list_tools(None).await.unwrap().tools;
-    let description = tools[6].description.as_deref().unwrap();
+    let description = tools[8].description.as_deref().unwrap();
     assert!(
         description.contains("#1 AST Edit: 1 replacement in 1 file (from ast_edit)"),
         "{description}"
@@ -461,7 +463,7 @@ fn serve_writes_only_protocol_to_stdout() {
     assert_eq!(init["result"]["serverInfo"]["name"], "xcsh");
     assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true);
     let list = lines.iter().find(|m| m["id"] == 2).unwrap();
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 7);
     let call = lines.iter().find(|m| m["id"] == 3).unwrap();
     assert_eq!(call["result"]["isError"], true, "{call}");
     assert_eq!(

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use xcsh::changeset::UndoLimits;
 use xcsh::session::{Registry, SessionBuilder};
+use xcsh::tools::syntax::SyntaxGuard;
 use xcsh::tools::{AstToolsConfig, builtin_suite};
 
 use super::Failure;
@@ -50,18 +51,41 @@ pub(crate) fn workspace_root_unrecovered(root: Option<&Path>) -> Result<PathBuf,
     Ok(canonical)
 }
 
-/// The built-in suite (`ast_grep`, `ast_edit`, `undo` and `resolve`) rooted at `root`.
+/// The built-in suite (`ast_grep`, `ast_edit`, `edit`, `write_file`, `undo` and `resolve`)
+/// rooted at `root`.
 pub(crate) fn builtin_registry(root: &Path) -> Result<Arc<Registry>, Failure> {
-    build(builtin_builder(root, UndoLimits::default()))
+    build(builtin_builder(
+        root,
+        UndoLimits::default(),
+        SyntaxGuard::default(),
+    ))
 }
 
 /// A builder with the built-in suite rooted at `root`, its applies keeping undo records
-/// within `undo`, to configure further.
-pub(crate) fn builtin_builder(root: &Path, undo: UndoLimits) -> SessionBuilder {
+/// within `undo` and its changes judged by the syntax guard `guard`, to configure further.
+pub(crate) fn builtin_builder(root: &Path, undo: UndoLimits, guard: SyntaxGuard) -> SessionBuilder {
     xcsh::Session::builder()
         .suite(builtin_suite())
-        .extension(AstToolsConfig::default().with_undo_limits(undo))
+        .extension(
+            AstToolsConfig::default()
+                .with_undo_limits(undo)
+                .with_syntax_guard(guard),
+        )
         .workspace_root(root)
+}
+
+/// `--syntax-guard`, for the commands that serve the built-in tools.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(crate) struct SyntaxGuardArgs {
+    /// What to do with a change (ast_edit, edit, write_file) that introduces a syntax error
+    /// into a file in a language xcsh parses: `warn` names it in the preview; `refuse` also
+    /// makes `resolve` apply refuse it, writing nothing.
+    #[arg(long, value_name = "POLICY", default_value = "warn", value_parser = parse_guard)]
+    pub(crate) syntax_guard: SyntaxGuard,
+}
+
+fn parse_guard(s: &str) -> Result<SyntaxGuard, String> {
+    s.parse()
 }
 
 /// Builds the registry of [`builtin_builder`].

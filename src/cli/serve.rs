@@ -24,6 +24,8 @@ pub(crate) struct Args {
     #[command(flatten)]
     undo: super::undo::UndoArgs,
     #[command(flatten)]
+    syntax: super::root::SyntaxGuardArgs,
+    #[command(flatten)]
     cache: super::cache::CacheArgs,
     /// Keep pending stacks in this directory: a restarted server finds the previews its
     /// clients have not resolved yet, in order. Over stdio one stack (`session.stack`, shared
@@ -169,10 +171,13 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     // Under `human` (or a rule that says ask) each connection asks its client's user by MCP
     // elicitation; a client without that capability gets a `resolve` that refuses to apply,
     // saying how to proceed.
-    let registry = root::build(args.approval.configure(
-        root::builtin_builder(&root, args.undo.limits()).extension(args.cache.cache()),
-        None,
-    )?)?;
+    let registry = root::build(
+        args.approval.configure(
+            root::builtin_builder(&root, args.undo.limits(), args.syntax.syntax_guard)
+                .extension(args.cache.cache()),
+            None,
+        )?,
+    )?;
     if args.approval.may_ask() {
         eprintln!(
             "xcsh serve: --approval {}: a change that needs a person's approval is asked of the client's user by MCP elicitation; a client without that capability gets a refusal, and the change stays pending",

@@ -46,6 +46,8 @@ pub(crate) struct Args {
     #[command(flatten)]
     undo: super::undo::UndoArgs,
     #[command(flatten)]
+    syntax: super::root::SyntaxGuardArgs,
+    #[command(flatten)]
     cache: super::cache::CacheArgs,
     /// Keep the pending stack in this directory: actions left pending stay there for a later
     /// `xcsh session --state DIR` (or `xcsh serve --state DIR`), which finds them in order.
@@ -88,7 +90,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         TerminalApprover::new()
     };
     let builder = args.approval.configure(
-        root::builtin_builder(&root, args.undo.limits()).extension(args.cache.cache()),
+        root::builtin_builder(&root, args.undo.limits(), args.syntax.syntax_guard)
+            .extension(args.cache.cache()),
         Some(approval::with(approver)),
     )?;
     let registry = root::build(builder)?;

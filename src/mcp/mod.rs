@@ -138,7 +138,10 @@ description lists them.";
 ///     .unwrap();
 /// let first = McpServer::new(registry);
 /// let second = first.connection(); // another client: same tools, its own pending stack
-/// assert_eq!(first.tool_names(), ["ast_grep", "ast_edit", "apply_patch", "undo", "resolve"]);
+/// assert_eq!(
+///     first.tool_names(),
+///     ["ast_grep", "ast_edit", "apply_patch", "edit", "write_file", "undo", "resolve"]
+/// );
 /// assert_ne!(first.session().id(), second.session().id());
 /// ```
 pub struct McpServer {

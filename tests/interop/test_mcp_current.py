@@ -311,14 +311,14 @@ async def core(binary: Path) -> None:
                 async with t.client() as client:
                     assert client.protocol_version == PROTOCOL, client.protocol_version
                     tools = await schemas(client)
-                    assert list(tools)[:5] == ["ast_grep", "ast_edit", "apply_patch", "undo", "resolve"], list(tools)
-                    for name in ("ast_grep", "ast_edit", "apply_patch", "undo", "resolve"):
+                    assert list(tools)[:7] == ["ast_grep", "ast_edit", "apply_patch", "edit", "write_file", "undo", "resolve"], list(tools)
+                    for name in ("ast_grep", "ast_edit", "apply_patch", "edit", "write_file", "undo", "resolve"):
                         schema = tools[name].output_schema
                         assert isinstance(schema, dict) and schema.get("type") == "object", (name, schema)
                         jsonschema.Draft202012Validator.check_schema(schema)
                     # Over HTTP the tools that push, and `resolve`, take the handle; over stdio
                     # the tools that push do not (the process is the conversation).
-                    for name in ("ast_edit", "apply_patch", "undo", "resolve") if t.http else ("ast_edit", "apply_patch", "undo"):
+                    for name in ("ast_edit", "apply_patch", "edit", "write_file", "undo", "resolve") if t.http else ("ast_edit", "apply_patch", "edit", "write_file", "undo"):
                         takes = "handle" in tools[name].input_schema.get("properties", {})
                         assert takes == t.http, (name, tools[name].input_schema)
 

@@ -86,7 +86,7 @@ async def handshake_session(binary: Path) -> None:
 
                 async def listing() -> None:
                     tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-                    assert list(tools) == ["ast_grep", "ast_edit", "apply_patch", "undo", "resolve"], list(tools)
+                    assert list(tools) == ["ast_grep", "ast_edit", "apply_patch", "edit", "write_file", "undo", "resolve"], list(tools)
                     for tool in tools.values():
                         assert isinstance(tool.input_schema, dict), tool
                         assert tool.input_schema.get("type") == "object", tool.input_schema
@@ -196,7 +196,7 @@ async def modern_client(binary: Path) -> None:
 
             async def list_and_error() -> None:
                 tools = [tool.name for tool in (await client.list_tools()).tools]
-                assert tools == ["ast_grep", "ast_edit", "apply_patch", "undo", "resolve"], tools
+                assert tools == ["ast_grep", "ast_edit", "apply_patch", "edit", "write_file", "undo", "resolve"], tools
                 result = await client.call_tool("resolve", {"action": "discard", "reason": "x"})
                 assert result.is_error is True and text_of(result) == NOTHING_PENDING, result
 

@@ -14,6 +14,7 @@ use crate::output::{ChangeOutput, ChangeTotals, preview_resource, published};
 use crate::run::{
     first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };
+use crate::syntax::{SyntaxGuard, SyntaxReport};
 
 /// The tool's name.
 pub const AST_EDIT: &str = <AstEdit as CustomTool>::NAME;
@@ -199,11 +200,32 @@ impl AstEdit {
                     ToolError::new(format!("cannot stage the edit of `{}`: {e}", file.display))
                 })?;
         }
+        // The syntax guard: does every changed file still parse?
+        let checked = changes.clone();
+        let syntax = tokio::task::spawn_blocking(move || SyntaxReport::check(&checked))
+            .await
+            .map_err(|join| ToolError::new(format!("the syntax check did not complete: {join}")))?;
+        let refuse = config.syntax_guard() == SyntaxGuard::Refuse;
+        let refusal = syntax.refusal(config.syntax_guard());
+        let mut notes = notes;
+        notes.extend(syntax.notes());
+        if let Some(refusal) = &refusal {
+            notes.push(format!("This change will be refused: {refusal}"));
+        }
+        with_syntax(&mut text, &syntax, refusal.as_deref());
+        if let Some(map) = details.as_object_mut() {
+            map.insert(
+                "syntax".to_owned(),
+                serde_json::to_value(&syntax).unwrap_or_default(),
+            );
+        }
         let action = AstEditAction {
             replacements,
             files,
             changes: changes.clone(),
             details: details.clone(),
+            syntax,
+            refuse,
         };
         let id = ctx.push_pending_action(action)?;
         let what = summary(replacements, files);
@@ -225,6 +247,26 @@ impl AstEdit {
             result.content.push(link);
         }
         Ok(result.with_output(&output))
+    }
+}
+
+/// Puts the syntax guard's lines before the preview's closing sentence, which becomes the
+/// refusal when the guard refuses.
+fn with_syntax(text: &mut String, syntax: &SyntaxReport, refusal: Option<&str>) {
+    const CLOSING: &str = "\n\nNothing is written yet.";
+    let at = text.rfind(CLOSING).unwrap_or(text.len());
+    let mut lines = String::new();
+    for note in syntax.notes() {
+        lines.push('\n');
+        lines.push_str(&note);
+    }
+    if !lines.is_empty() {
+        text.insert_str(at, &format!("\n{lines}"));
+    }
+    if let Some(refusal) = refusal {
+        let at = text.rfind(CLOSING).unwrap_or(text.len());
+        text.truncate(at);
+        text.push_str(&format!("\n\nThis change will be refused: {refusal}"));
     }
 }
 
@@ -372,6 +414,12 @@ struct AstEditAction {
     changes: ChangeSet,
     /// What the preview's result carried: every replacement, totals, notes.
     details: Value,
+    /// The syntax guard's verdict on the change.
+    #[serde(default)]
+    syntax: SyntaxReport,
+    /// Whether the guard refuses a change that breaks a file (`syntax_guard = "refuse"`).
+    #[serde(default)]
+    refuse: bool,
 }
 
 impl AstEditAction {
@@ -401,6 +449,7 @@ impl AstEditAction {
         self.replacements = replacements;
         self.changes = changes;
         self.details = details;
+        self.syntax.retain_files(files);
         Ok(())
     }
 
@@ -451,6 +500,14 @@ impl AstEditAction {
     }
 
     async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
+        let guard = if self.refuse {
+            SyntaxGuard::Refuse
+        } else {
+            SyntaxGuard::Warn
+        };
+        if let Some(refusal) = self.syntax.refusal(guard) {
+            return Err(ToolError::new(refusal));
+        }
         let changes = self.changes.clone();
         let outcome = tokio::task::spawn_blocking(move || match changes.apply() {
             // Stale because a process applied it and stopped before it could say so (a

@@ -3,6 +3,7 @@
 
 use crate::changeset::UndoLimits;
 use crate::engine::WalkOptions;
+use crate::syntax::SyntaxGuard;
 
 /// How many characters of diff text an `ast_edit` preview shows the model before
 /// summarising the rest (the full per-replacement list is always in the result's details).
@@ -45,6 +46,7 @@ pub struct AstToolsConfig {
     walk: WalkOptions,
     max_preview_chars: usize,
     undo: UndoLimits,
+    syntax_guard: SyntaxGuard,
 }
 
 impl Default for AstToolsConfig {
@@ -53,6 +55,7 @@ impl Default for AstToolsConfig {
             walk: WalkOptions::default(),
             max_preview_chars: DEFAULT_MAX_PREVIEW_CHARS,
             undo: UndoLimits::default(),
+            syntax_guard: SyntaxGuard::default(),
         }
     }
 }
@@ -79,6 +82,46 @@ impl AstToolsConfig {
     pub fn with_undo_limits(mut self, limits: UndoLimits) -> Self {
         self.undo = limits;
         self
+    }
+
+    /// Sets what the file-editing tools (`ast_edit`, `edit`, `write_file`) do with a change
+    /// that introduces a syntax error into a file in a language xcsh parses (default
+    /// [`SyntaxGuard::Warn`]: the preview names it; [`SyntaxGuard::Refuse`]: the preview says
+    /// apply will refuse, and `resolve` apply writes nothing). See [`crate::syntax`].
+    ///
+    /// ```
+    /// use xcsh_core::Session;
+    /// use xcsh_tools::syntax::SyntaxGuard;
+    /// use xcsh_tools::{AstToolsConfig, builtin_suite};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let dir = tempfile::tempdir().unwrap();
+    /// std::fs::write(dir.path().join("a.py"), "def f():\n    return 1\n").unwrap();
+    /// let session = Session::builder()
+    ///     .suite(builtin_suite())
+    ///     .extension(AstToolsConfig::default().with_syntax_guard(SyntaxGuard::Refuse))
+    ///     .workspace_root(dir.path())
+    ///     .build()
+    ///     .unwrap();
+    /// let preview = session
+    ///     .call("edit", serde_json::json!({"path": "a.py", "old": "def f():", "new": "def f(:"}))
+    ///     .await;
+    /// assert!(preview.text_content().contains("introduces a syntax error at a.py:1:"), "{}", preview.text_content());
+    /// let applied = session.call("resolve", serde_json::json!({"action": "apply", "reason": "try"})).await;
+    /// assert!(applied.is_error());
+    /// assert!(applied.text_content().contains("the syntax guard refuses this change"));
+    /// assert_eq!(std::fs::read_to_string(dir.path().join("a.py")).unwrap(), "def f():\n    return 1\n");
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn with_syntax_guard(mut self, guard: SyntaxGuard) -> Self {
+        self.syntax_guard = guard;
+        self
+    }
+
+    /// What the file-editing tools do with a change that introduces a syntax error.
+    pub fn syntax_guard(&self) -> SyntaxGuard {
+        self.syntax_guard
     }
 
     /// How many applies keep their inverse.

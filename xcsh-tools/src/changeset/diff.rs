@@ -212,6 +212,50 @@ impl ChangeSet {
         Ok(None)
     }
 
+    /// What is at `path` now that the change replaces (root-relative, as
+    /// [`written_files`](Self::written_files) names it): the current bytes of a modified
+    /// file or of a rename's source, `Ok(None)` for a created file or a path the change set
+    /// does not write. An error (in words for a model) when the file is no longer what was
+    /// recorded, which apply would refuse too. With [`contents_after`](Self::contents_after),
+    /// what a check of the change's result against the original (the syntax guard) needs.
+    ///
+    /// ```
+    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.txt"), "one\n")?;
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// cs.modify("a.txt", "two\n")?;
+    /// cs.create("b.txt", "new\n")?;
+    /// assert_eq!(cs.contents_before("a.txt")?, Some(b"one\n".to_vec()));
+    /// assert_eq!(cs.contents_before("b.txt")?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn contents_before(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+        let current = |shown: &str, at: &Path, expect: Fingerprint| {
+            let (bytes, _) = crate::workspace::read_no_follow(at, None)
+                .map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
+            if Fingerprint::of(&bytes) != expect {
+                return Err(format!(
+                    "`{shown}` changed on disk since the preview; apply will refuse it: preview again"
+                ));
+            }
+            Ok(Some(bytes))
+        };
+        for op in &self.ops {
+            match op {
+                Op::Modify { file, .. } if self.ws.display(&file.entry.target) == path => {
+                    return current(path, &file.entry.target, file.expect);
+                }
+                Op::Rename { from, to } if self.ws.display(&to.entry.named) == path => {
+                    let shown = self.ws.display(&from.entry.named);
+                    return current(&shown, &from.entry.target, from.expect);
+                }
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
     /// Reads a file's current content for the diff, and whether it is still what was
     /// recorded, noting in `out` when it is unreadable or no longer what was recorded.
     fn read_original(

@@ -24,6 +24,112 @@ pub(crate) fn has_syntax_error(root: &Root) -> bool {
     root.root().get_inner_node().has_error()
 }
 
+/// One `ERROR` or `MISSING` node of a parse tree: what the syntax guard compares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxErrorNode {
+    /// Whether tree-sitter inserted it (`MISSING`) rather than skipped text (`ERROR`).
+    pub missing: bool,
+    /// For `MISSING`, the kind of the expected node (`;`, `identifier`); for `ERROR`, the
+    /// text it covers.
+    pub text: String,
+    /// Byte offset where it starts.
+    pub byte: usize,
+    /// Byte offset where it ends.
+    pub end: usize,
+    /// For `ERROR`, the byte ranges of the tokens (leaves) inside it, in order (at most
+    /// [`MAX_ERROR_LEAVES`]): where in it a reader should look is one of them.
+    pub leaves: Vec<std::ops::Range<usize>>,
+}
+
+/// Tokens of an `ERROR` node kept, at most.
+pub const MAX_ERROR_LEAVES: usize = 10_000;
+
+/// Every `ERROR` and `MISSING` node of `text` parsed as `lang`, in document order (the
+/// outermost `ERROR` only: its inside is the same mistake). Empty when it parses cleanly.
+///
+/// ```
+/// use xcsh_tools::engine::{Lang, syntax_errors};
+/// assert!(syntax_errors("fn f() {}", Lang::Rust).is_empty());
+/// let errors = syntax_errors("fn f() { let x = 1 }", Lang::Rust);
+/// assert!(errors[0].missing && errors[0].text == ";");
+/// ```
+pub fn syntax_errors(text: &str, lang: Lang) -> Vec<SyntaxErrorNode> {
+    let Some(root) = parse(text, lang) else {
+        return Vec::new();
+    };
+    let node = root.root().get_inner_node();
+    let mut found = Vec::new();
+    if !node.has_error() {
+        return found;
+    }
+    let mut cursor = node.walk();
+    loop {
+        let node = cursor.node();
+        let descend = if node.is_missing() {
+            found.push(SyntaxErrorNode {
+                missing: true,
+                text: node.kind().to_owned(),
+                byte: node.start_byte(),
+                end: node.end_byte(),
+                leaves: Vec::new(),
+            });
+            false
+        } else if node.is_error() {
+            found.push(SyntaxErrorNode {
+                missing: false,
+                text: text
+                    .get(node.start_byte()..node.end_byte())
+                    .unwrap_or_default()
+                    .to_owned(),
+                byte: node.start_byte(),
+                end: node.end_byte(),
+                leaves: leaves_of(node),
+            });
+            false
+        } else {
+            node.has_error()
+        };
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return found;
+            }
+        }
+    }
+}
+
+/// The tokens under `node`, in order, at most [`MAX_ERROR_LEAVES`].
+fn leaves_of(node: tree_sitter::Node<'_>) -> Vec<std::ops::Range<usize>> {
+    let mut leaves = Vec::new();
+    let mut cursor = node.walk();
+    loop {
+        let n = cursor.node();
+        if n.child_count() == 0 {
+            if n.end_byte() > n.start_byte() {
+                leaves.push(n.start_byte()..n.end_byte());
+            }
+            if leaves.len() == MAX_ERROR_LEAVES {
+                return leaves;
+            }
+        } else if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == node {
+                return leaves;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return leaves;
+            }
+        }
+    }
+}
+
 /// Calls `f` with every match of `pattern` under `root`, in pre-order.
 ///
 /// With `reentrant == false` the subtree of a match is not searched: this is the traversal

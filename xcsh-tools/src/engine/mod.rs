@@ -65,6 +65,7 @@ pub use lang::Lang;
 pub use near_miss::NEAR_MISS_FLOOR;
 pub(crate) use near_miss::search_then_near_misses;
 // The binary's one-walk answer after a search that parsed nothing: plumbing, not API.
+pub use matching::{MAX_ERROR_LEAVES, SyntaxErrorNode, syntax_errors};
 #[doc(hidden)]
 pub use near_miss::near_misses_after_parsing_none;
 pub use near_miss::{

@@ -47,7 +47,7 @@ use store::{Record, Slot, UOp};
 /// How many applies a workspace keeps the inverse of, and how many bytes of originals at most.
 ///
 /// The default keeps the last 10 applies within 64 MiB of originals. Set it with
-/// [`ChangeSet::with_undo`]; [`UndoLimits::off`] keeps none.
+/// [`ChangeSet::with_undo`](super::ChangeSet::with_undo); [`UndoLimits::off`] keeps none.
 ///
 /// ```
 /// use xcsh_tools::changeset::UndoLimits;

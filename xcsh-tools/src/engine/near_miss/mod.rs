@@ -295,7 +295,7 @@ fn file_near_misses(c: &Candidate<'_>, unmatched: &[usize], deadline: Instant) -
 
 /// Runs `search` and, when `found_nothing` says it found nothing, the near-miss pass for
 /// every one of `patterns` over the same scope, given three quarters of the time the search
-/// took (at least [`NEAR_MISS_FLOOR`]): an answer that found nothing costs at most about
+/// took (at least `NEAR_MISS_FLOOR`): an answer that found nothing costs at most about
 /// twice the search. With the search's cache, the pass reuses the trees it just parsed. This
 /// is what `ast_grep` and `ast_edit` do; as their search also says whether it parsed any
 /// file, they skip the pass's look at the files holding every literal when there are none.
@@ -354,7 +354,7 @@ pub(crate) fn search_then_near_misses<T>(
 
 /// When a near-miss pass that starts now should stop, after a search that took
 /// `search_took`: three quarters of that (the files in hand when it runs out still finish),
-/// at least [`NEAR_MISS_FLOOR`], so the answer costs at most about twice the search.
+/// at least `NEAR_MISS_FLOOR`, so the answer costs at most about twice the search.
 pub fn near_miss_deadline(search_took: Duration) -> Instant {
     Instant::now() + (search_took * 3 / 4).max(NEAR_MISS_FLOOR)
 }

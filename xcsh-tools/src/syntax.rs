@@ -1,0 +1,439 @@
+//! The syntax guard: whether each file a [`ChangeSet`] writes, in a language xcsh parses,
+//! still parses after the change, and where the change introduces a syntax error that was
+//! not there before.
+//!
+//! Every built-in producer of file edits (`ast_edit`, `edit`, `write_file`) runs
+//! [`SyntaxReport::check`] on the change set it previews, shows [`SyntaxReport::notes`] in
+//! the preview, and, when the session's [`SyntaxGuard`] is [`Refuse`](SyntaxGuard::Refuse),
+//! keeps [`SyntaxReport::refusal`] in its pending action so that `resolve` apply writes
+//! nothing. Any other producer (a custom tool's `ChangeSet`) can do the same.
+//!
+//! Errors are tree-sitter's: an `ERROR` node (text the grammar could not place, reported as
+//! `unexpected `…``) or a `MISSING` node (a token the parser inserted to recover, reported
+//! as `` `;` expected ``). A file that had errors before keeps being judged by what the
+//! change adds: an error is blamed on the change only when the result has more errors of its
+//! kind, with the same text on the same line, than the original had.
+//!
+//! ```
+//! use xcsh_tools::changeset::ChangeSet;
+//! use xcsh_tools::syntax::SyntaxReport;
+//! use xcsh_tools::workspace::Workspace;
+//!
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("lib.rs"), "fn f() {\n    let x = 1;\n}\n")?;
+//! let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+//! cs.modify("lib.rs", "fn f() {\n    let x = 1\n}\n")?;
+//!
+//! let report = SyntaxReport::check(&cs);
+//! assert_eq!(
+//!     report.introduced()[0].to_string(),
+//!     "introduces a syntax error at lib.rs:2:14 (`;` expected)"
+//! );
+//! assert_eq!(report.notes(), ["Syntax: lib.rs introduces a syntax error at lib.rs:2:14 (`;` expected)."]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::changeset::ChangeSet;
+use crate::engine::Lang;
+use crate::engine::syntax_errors;
+
+/// Files whose verdict the notes give one by one; beyond it they are counted.
+const LISTED_FILES: usize = 20;
+/// Introduced errors named per file, at most.
+const ERRORS_PER_FILE: usize = 3;
+/// Characters of an `ERROR` node's text quoted in a message.
+const QUOTED_CHARS: usize = 40;
+
+/// What to do with a change that introduces a syntax error: the session's
+/// [`AstToolsConfig::with_syntax_guard`](crate::AstToolsConfig::with_syntax_guard).
+///
+/// ```
+/// use xcsh_tools::syntax::SyntaxGuard;
+/// assert_eq!("refuse".parse::<SyntaxGuard>()?, SyntaxGuard::Refuse);
+/// assert_eq!(SyntaxGuard::default(), SyntaxGuard::Warn);
+/// assert!("strict".parse::<SyntaxGuard>().unwrap_err().contains("`warn` or `refuse`"));
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[non_exhaustive]
+pub enum SyntaxGuard {
+    /// The preview names every introduced error; apply writes anyway (the default).
+    #[default]
+    Warn,
+    /// The preview names every introduced error and says apply will refuse; `resolve` apply
+    /// refuses, writing nothing, until the change no longer breaks the file.
+    Refuse,
+}
+
+impl std::str::FromStr for SyntaxGuard {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "warn" => Ok(SyntaxGuard::Warn),
+            "refuse" => Ok(SyntaxGuard::Refuse),
+            other => Err(format!(
+                "unknown syntax guard `{other}`: use `warn` or `refuse`"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for SyntaxGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SyntaxGuard::Warn => "warn",
+            SyntaxGuard::Refuse => "refuse",
+        })
+    }
+}
+
+/// What tree-sitter reported at a place.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum SyntaxProblem {
+    /// A `MISSING` node: the parser needed this token (`;`, `)`, an identifier…) there.
+    Missing(String),
+    /// An `ERROR` node: text the grammar could not place, shortened.
+    Unexpected(String),
+}
+
+impl fmt::Display for SyntaxProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SyntaxProblem::Missing(kind) => write!(f, "`{kind}` expected"),
+            SyntaxProblem::Unexpected(text) if text.is_empty() => {
+                f.write_str("unexpected end of input")
+            }
+            SyntaxProblem::Unexpected(text) => write!(f, "unexpected `{text}`"),
+        }
+    }
+}
+
+/// One syntax error a change introduces.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyntaxError {
+    /// Root-relative path.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// What tree-sitter reported.
+    pub problem: SyntaxProblem,
+}
+
+impl fmt::Display for SyntaxError {
+    /// `introduces a syntax error at src/lib.rs:41:5 (`;` expected)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "introduces a syntax error at {}:{}:{} ({})",
+            self.file, self.line, self.column, self.problem
+        )
+    }
+}
+
+/// The verdict on one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum SyntaxVerdict {
+    /// The result parses without an error.
+    Parses,
+    /// The result has syntax errors, all of which the original had too.
+    StillBroken {
+        /// How many error nodes the result has.
+        errors: usize,
+    },
+    /// The change introduces these errors (the first few; `more` counts the rest).
+    Introduced {
+        /// The first introduced errors, in file order.
+        errors: Vec<SyntaxError>,
+        /// Introduced errors not listed.
+        more: usize,
+    },
+    /// The result could not be judged (its bytes could not be made or are not UTF-8).
+    Unchecked {
+        /// Why, in words.
+        why: String,
+    },
+}
+
+/// One file the change writes, in a language xcsh parses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSyntax {
+    /// Root-relative path.
+    pub file: String,
+    /// The language it was parsed as (its name, e.g. `rust`).
+    pub lang: String,
+    /// Whether it parses.
+    pub verdict: SyntaxVerdict,
+}
+
+/// The syntax guard's verdict on a change set, file by file (only files in a language xcsh
+/// parses; others are not judged).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SyntaxReport {
+    /// One entry per judged file, in the change set's order.
+    pub files: Vec<FileSyntax>,
+}
+
+impl SyntaxReport {
+    /// Parses every file `changes` writes (modified, created, renamed to) whose extension
+    /// names a compiled language, before and after the change, and compares their error
+    /// nodes. Reads the files as they are now.
+    pub fn check(changes: &ChangeSet) -> SyntaxReport {
+        let files = changes.written_files();
+        let judge = |file: &String| -> Option<FileSyntax> {
+            let lang = Lang::from_path(Path::new(file))?;
+            Some(FileSyntax {
+                file: file.clone(),
+                lang: lang.name().to_owned(),
+                verdict: judge(changes, file, lang),
+            })
+        };
+        // Files are independent: spread them over the cores when there are many.
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let files: Vec<FileSyntax> = if files.len() < 8 || threads == 1 {
+            files.iter().filter_map(judge).collect()
+        } else {
+            let chunk = files.len().div_ceil(threads);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = files
+                    .chunks(chunk)
+                    .map(|part| s.spawn(move || part.iter().filter_map(judge).collect::<Vec<_>>()))
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
+            })
+        };
+        SyntaxReport { files }
+    }
+
+    /// Every introduced error listed, in file order.
+    pub fn introduced(&self) -> Vec<&SyntaxError> {
+        self.files
+            .iter()
+            .flat_map(|f| match &f.verdict {
+                SyntaxVerdict::Introduced { errors, .. } => errors.iter().collect(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    /// The files the change breaks.
+    pub fn broken_files(&self) -> Vec<&str> {
+        self.files
+            .iter()
+            .filter(|f| matches!(f.verdict, SyntaxVerdict::Introduced { .. }))
+            .map(|f| f.file.as_str())
+            .collect()
+    }
+
+    /// Keeps only the verdicts on `files` (a partial apply).
+    pub fn retain_files(&mut self, files: &[String]) {
+        self.files.retain(|f| files.contains(&f.file));
+    }
+
+    /// The preview's lines: per file (the first 20, then counts) whether it parses, and
+    /// every file the change breaks with its first errors. Empty when no file was judged.
+    pub fn notes(&self) -> Vec<String> {
+        if self.files.is_empty() {
+            return Vec::new();
+        }
+        let line = |f: &FileSyntax| match &f.verdict {
+            SyntaxVerdict::Parses => format!("Syntax: {} parses after the change.", f.file),
+            SyntaxVerdict::StillBroken { errors } => format!(
+                "Syntax: {} still has syntax errors ({}), as before; the change introduces none.",
+                f.file,
+                plural(*errors, "error node")
+            ),
+            SyntaxVerdict::Introduced { errors, more } => {
+                let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                let more = if *more > 0 {
+                    format!(" (and {} more)", plural(*more, "error"))
+                } else {
+                    String::new()
+                };
+                format!("Syntax: {} {}{more}.", f.file, list.join("; "))
+            }
+            SyntaxVerdict::Unchecked { why } => {
+                format!("Syntax: {} was not checked: {why}.", f.file)
+            }
+        };
+        if self.files.len() <= LISTED_FILES {
+            return self.files.iter().map(line).collect();
+        }
+        let count =
+            |p: fn(&SyntaxVerdict) -> bool| self.files.iter().filter(|f| p(&f.verdict)).count();
+        let parses = count(|v| matches!(v, SyntaxVerdict::Parses));
+        let still = count(|v| matches!(v, SyntaxVerdict::StillBroken { .. }));
+        let mut notes = vec![format!(
+            "Syntax: of {} checked, {} parse after the change, {} still have the syntax errors they had.",
+            plural(self.files.len(), "file"),
+            parses,
+            still
+        )];
+        notes.extend(
+            self.files
+                .iter()
+                .filter(|f| {
+                    matches!(
+                        f.verdict,
+                        SyntaxVerdict::Introduced { .. } | SyntaxVerdict::Unchecked { .. }
+                    )
+                })
+                .take(LISTED_FILES)
+                .map(line),
+        );
+        notes
+    }
+
+    /// Under [`SyntaxGuard::Refuse`], when the change breaks a file: the error `resolve` apply
+    /// returns (and the preview announces), naming each broken file's first error.
+    pub fn refusal(&self, guard: SyntaxGuard) -> Option<String> {
+        if guard != SyntaxGuard::Refuse {
+            return None;
+        }
+        let broken: Vec<String> = self
+            .files
+            .iter()
+            .filter_map(|f| match &f.verdict {
+                SyntaxVerdict::Introduced { errors, .. } => errors.first().map(ToString::to_string),
+                _ => None,
+            })
+            .collect();
+        if broken.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "the syntax guard refuses this change (syntax_guard = \"refuse\"): it {}. Nothing was written. Discard it and preview a change that keeps the file parsing.",
+            broken.join("; it ")
+        ))
+    }
+}
+
+/// The verdict on `file`.
+fn judge(changes: &ChangeSet, file: &str, lang: Lang) -> SyntaxVerdict {
+    let after = match changes.contents_after(file) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => {
+            return SyntaxVerdict::Unchecked {
+                why: "the change writes nothing there".to_owned(),
+            };
+        }
+        Err(why) => return SyntaxVerdict::Unchecked { why },
+    };
+    let Ok(after) = String::from_utf8(after) else {
+        return SyntaxVerdict::Unchecked {
+            why: "the result is not UTF-8 text".to_owned(),
+        };
+    };
+    let after_errors = syntax_errors(&after, lang);
+    if after_errors.is_empty() {
+        return SyntaxVerdict::Parses;
+    }
+    let before = match changes.contents_before(file) {
+        Ok(Some(bytes)) => String::from_utf8(bytes).unwrap_or_default(),
+        Ok(None) => String::new(),
+        Err(why) => return SyntaxVerdict::Unchecked { why },
+    };
+    // An error the original had (same kind, same text, same line text) is not the change's.
+    let key = |text: &str, e: &crate::engine::SyntaxErrorNode| {
+        let line = line_text(text, e.byte);
+        (e.missing, e.text.clone(), line.trim().to_owned())
+    };
+    let mut before_counts: HashMap<(bool, String, String), usize> = HashMap::new();
+    if !before.is_empty() {
+        for e in syntax_errors(&before, lang) {
+            *before_counts.entry(key(&before, &e)).or_default() += 1;
+        }
+    }
+    let mut introduced = Vec::new();
+    for e in &after_errors {
+        match before_counts.get_mut(&key(&after, e)) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => introduced.push(e),
+        }
+    }
+    if introduced.is_empty() {
+        return SyntaxVerdict::StillBroken {
+            errors: after_errors.len(),
+        };
+    }
+    // Where the change starts in the result: an `ERROR` node (which may span a whole
+    // function) is reported at its first token from there on, the token the parser could
+    // not place.
+    let changed_from = before
+        .bytes()
+        .zip(after.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let more = introduced.len().saturating_sub(ERRORS_PER_FILE);
+    let errors = introduced
+        .into_iter()
+        .take(ERRORS_PER_FILE)
+        .map(|e| {
+            let (at, problem) = if e.missing {
+                (e.byte, SyntaxProblem::Missing(e.text.clone()))
+            } else {
+                let token = e
+                    .leaves
+                    .iter()
+                    .find(|t| t.start >= changed_from)
+                    .filter(|_| changed_from >= e.byte && changed_from <= e.end);
+                let (at, text) = match token {
+                    Some(t) => (t.start, &after[t.clone()]),
+                    None => (e.byte, e.text.as_str()),
+                };
+                let text = crate::output::shorten(
+                    &text.split_whitespace().collect::<Vec<_>>().join(" "),
+                    QUOTED_CHARS,
+                );
+                (at, SyntaxProblem::Unexpected(text))
+            };
+            let (line, column) = line_column(&after, at);
+            SyntaxError {
+                file: file.to_owned(),
+                line,
+                column,
+                problem,
+            }
+        })
+        .collect();
+    SyntaxVerdict::Introduced { errors, more }
+}
+
+/// The line holding byte `at`.
+fn line_text(text: &str, at: usize) -> &str {
+    let at = at.min(text.len());
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    &text[start..end]
+}
+
+/// 1-based line and character column of byte `at`.
+fn line_column(text: &str, at: usize) -> (usize, usize) {
+    let at = at.min(text.len());
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[start..].chars().count() + 1)
+}
+
+/// `1 error`, `2 errors`.
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}

@@ -1,0 +1,288 @@
+//! The syntax guard on every change (`ast_edit`, `edit`, `write_file`): a change that breaks
+//! a Rust, Python or TypeScript file is flagged with FILE:LINE:COL; one that does not is not;
+//! an error the file already had is not blamed on the change; `syntax_guard = "refuse"`
+//! writes nothing.
+
+use std::fs;
+
+use serde_json::{Value, json};
+use xcsh_core::Session;
+use xcsh_tools::syntax::{SyntaxGuard, SyntaxReport, SyntaxVerdict};
+use xcsh_tools::{AstToolsConfig, builtin_suite};
+
+mod common;
+use common::snapshot;
+
+fn session(root: &std::path::Path, guard: SyntaxGuard) -> Session {
+    Session::builder()
+        .suite(builtin_suite())
+        .extension(AstToolsConfig::default().with_syntax_guard(guard))
+        .workspace_root(root)
+        .build()
+        .unwrap()
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir(root.join("src")).unwrap();
+    fs::write(
+        root.join("src/lib.rs"),
+        "pub fn f(x: u8) -> u8 {\n    let y = x + 1;\n    y\n}\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("app.py"),
+        "def f(x):\n    if x > 0:\n        return x\n    return 0\n",
+    )
+    .unwrap();
+    fs::write(
+        root.join("web.ts"),
+        "export function f(x: number): number {\n  const y = x + 1;\n  return y;\n}\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// (tool, arguments that break the file, the exact flag).
+fn breaking() -> Vec<(&'static str, Value, &'static str)> {
+    vec![
+        (
+            "edit",
+            json!({"path": "src/lib.rs", "old": "let y = x + 1;", "new": "let y = x + 1"}),
+            "introduces a syntax error at src/lib.rs:3:5 (unexpected `y`)",
+        ),
+        (
+            "edit",
+            json!({"path": "app.py", "old": "if x > 0:", "new": "if x > 0"}),
+            "introduces a syntax error at app.py:3:9 (unexpected `return`)",
+        ),
+        (
+            "write_file",
+            json!({"path": "web.ts", "content": "export function f(x: number): number {\n  const y = (x + 1;\n  return y;\n}\n"}),
+            "introduces a syntax error at web.ts:2:19 (`)` expected)",
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn a_breaking_change_is_flagged_with_file_line_col() {
+    let dir = workspace();
+    let s = session(dir.path(), SyntaxGuard::Warn);
+    for (tool, args, flag) in breaking() {
+        let preview = s.call(tool, args.clone()).await;
+        assert!(!preview.is_error(), "{}", preview.text_content());
+        let text = preview.text_content();
+        let file = flag
+            .split(" at ")
+            .nth(1)
+            .unwrap()
+            .split(':')
+            .next()
+            .unwrap();
+        assert!(
+            text.contains(&format!("Syntax: {file} {flag}.")),
+            "{tool} {args}:\n{text}"
+        );
+        // Warn: apply still writes.
+        assert!(text.contains("Nothing is written yet."), "{text}");
+        let notes = &preview.structured.as_ref().unwrap()["notes"];
+        assert!(notes.to_string().contains(flag), "{notes}");
+        assert_eq!(
+            preview.details.as_ref().unwrap()["syntax"]["files"][0]["file"],
+            file
+        );
+        let applied = s
+            .call("resolve", json!({"action": "apply", "reason": "t"}))
+            .await;
+        assert!(!applied.is_error(), "{}", applied.text_content());
+    }
+}
+
+#[tokio::test]
+async fn a_change_that_keeps_the_file_parsing_is_not_flagged() {
+    let dir = workspace();
+    let s = session(dir.path(), SyntaxGuard::Refuse);
+    for (tool, args, file) in [
+        (
+            "edit",
+            json!({"path": "src/lib.rs", "old": "x + 1", "new": "x + 2"}),
+            "src/lib.rs",
+        ),
+        (
+            "edit",
+            json!({"path": "app.py", "old": "return 0", "new": "return -1"}),
+            "app.py",
+        ),
+        (
+            "write_file",
+            json!({"path": "web.ts", "content": "export const f = (x: number): number => x + 1;\n"}),
+            "web.ts",
+        ),
+        (
+            "write_file",
+            json!({"path": "notes.txt", "content": "not code (\n"}),
+            "",
+        ),
+    ] {
+        let preview = s.call(tool, args).await;
+        let text = preview.text_content();
+        assert!(!text.contains("syntax error"), "{text}");
+        if !file.is_empty() {
+            assert!(
+                text.contains(&format!("Syntax: {file} parses after the change.")),
+                "{text}"
+            );
+        } else {
+            assert!(
+                !text.contains("Syntax:"),
+                "a file in no parsed language is not judged: {text}"
+            );
+        }
+        let applied = s
+            .call("resolve", json!({"action": "apply", "reason": "t"}))
+            .await;
+        assert!(!applied.is_error(), "{}", applied.text_content());
+    }
+}
+
+#[tokio::test]
+async fn the_refusing_policy_writes_nothing() {
+    let dir = workspace();
+    let root = dir.path();
+    let s = session(root, SyntaxGuard::Refuse);
+    let before = snapshot(root);
+    for (tool, args, flag) in breaking() {
+        let preview = s.call(tool, args).await;
+        let label = s.pending().peek().unwrap().label;
+        let text = preview.text_content();
+        assert!(text.contains(&format!("This change will be refused: the syntax guard refuses this change (syntax_guard = \"refuse\"): it {flag}.")), "{text}");
+        assert!(!text.contains("Nothing is written yet."), "{text}");
+        let applied = s
+            .call("resolve", json!({"action": "apply", "reason": "t"}))
+            .await;
+        assert!(applied.is_error());
+        assert_eq!(
+            applied.text_content(),
+            format!(
+                "Apply failed: the syntax guard refuses this change (syntax_guard = \"refuse\"): it {flag}. Nothing was written. Discard it and preview a change that keeps the file parsing.\nThe action `{label}` is still pending: fix the cause and call `resolve` with action \"apply\" again, or \"discard\" it."
+            )
+        );
+        assert_eq!(snapshot(root), before, "nothing written");
+        s.call("resolve", json!({"action": "discard", "reason": "t"}))
+            .await;
+    }
+    // ast_edit too.
+    let preview = s
+        .call(
+            "ast_edit",
+            json!({"ops": [{"pat": "let $A = $B;", "out": "let $A = $B"}], "lang": "rust"}),
+        )
+        .await;
+    let text = preview.text_content();
+    assert!(
+        text.contains(
+            "Syntax: src/lib.rs introduces a syntax error at src/lib.rs:3:5 (unexpected `y`)."
+        ),
+        "{text}"
+    );
+    assert!(text.contains("This change will be refused"), "{text}");
+    let applied = s
+        .call("resolve", json!({"action": "apply", "reason": "t"}))
+        .await;
+    assert!(applied.is_error());
+    assert!(
+        applied
+            .text_content()
+            .contains("introduces a syntax error at src/lib.rs:3:5")
+    );
+    assert_eq!(snapshot(root), before, "nothing written");
+}
+
+#[tokio::test]
+async fn ast_edit_is_judged_per_file() {
+    let dir = workspace();
+    let s = session(dir.path(), SyntaxGuard::Warn);
+    let preview = s
+        .call(
+            "ast_edit",
+            json!({"ops": [{"pat": "x + 1", "out": "x + 2"}]}),
+        )
+        .await;
+    let text = preview.text_content();
+    assert!(
+        text.contains("Syntax: src/lib.rs parses after the change."),
+        "{text}"
+    );
+    assert!(
+        text.contains("Syntax: web.ts parses after the change."),
+        "{text}"
+    );
+    assert!(!text.contains("syntax error"), "{text}");
+}
+
+/// An error the file had before the change is not the change's.
+#[tokio::test]
+async fn pre_existing_errors_are_not_blamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::write(
+        root.join("a.rs"),
+        "fn a() {\n    let x = 1\n}\nfn b() -> u8 {\n    2\n}\n",
+    )
+    .unwrap();
+    let s = session(root, SyntaxGuard::Refuse);
+    // Lines shift above the broken one; the error moves but is the same.
+    let preview = s
+        .call(
+            "edit",
+            json!({"path": "a.rs", "old": "fn a() {\n", "new": "// doc\n// more\nfn a() {\n"}),
+        )
+        .await;
+    let text = preview.text_content();
+    assert!(text.contains("Syntax: a.rs still has syntax errors (1 error node), as before; the change introduces none."), "{text}");
+    assert!(
+        s.call("resolve", json!({"action": "apply", "reason": "t"}))
+            .await
+            .text_content()
+            .starts_with("Applied")
+    );
+    // A new error next to the old one is the change's.
+    let preview = s
+        .call(
+            "edit",
+            json!({"path": "a.rs", "old": "    2\n", "new": "    (2\n"}),
+        )
+        .await;
+    let text = preview.text_content();
+    assert!(
+        text.contains("introduces a syntax error at a.rs:"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("a.rs:4:"),
+        "the old error (line 4) is not named: {text}"
+    );
+}
+
+#[test]
+fn the_report_over_a_change_set() {
+    use xcsh_tools::changeset::ChangeSet;
+    use xcsh_tools::workspace::Workspace;
+    let dir = workspace();
+    let mut cs = ChangeSet::new(Workspace::new(dir.path()).unwrap());
+    cs.modify("app.py", "def f(x):\n    return (x\n").unwrap();
+    cs.create("new.rs", "fn ok() {}\n").unwrap();
+    cs.create("README.md.txt", "(").unwrap();
+    let report = SyntaxReport::check(&cs);
+    assert_eq!(report.files.len(), 2, "{report:?}");
+    assert_eq!(report.broken_files(), ["app.py"]);
+    assert_eq!(report.files[1].verdict, SyntaxVerdict::Parses);
+    assert!(report.refusal(SyntaxGuard::Warn).is_none());
+    assert!(
+        report
+            .refusal(SyntaxGuard::Refuse)
+            .unwrap()
+            .contains("app.py:2:")
+    );
+}
