@@ -12,6 +12,7 @@ use crate::config::AstToolsConfig;
 use crate::output::{ChangeOutput, ChangeTotals, preview_resource, published};
 use crate::patch::{FileAction, PatchPlan, PlannedFile, parse, plan};
 use crate::run::{plural, workspace};
+use crate::syntax::{SyntaxGuard, SyntaxReport, with_syntax};
 
 /// The tool's name.
 pub const APPLY_PATCH: &str = <ApplyPatch as CustomTool>::NAME;
@@ -97,14 +98,30 @@ impl ApplyPatch {
             }
             return Ok(AgentToolResult::text(text).with_output(&output));
         }
-        let text = render_preview(&planned, config.max_preview_chars());
+        // The syntax guard: does every changed file still parse?
+        let checked = changes.clone();
+        let syntax = tokio::task::spawn_blocking(move || SyntaxReport::check(&checked))
+            .await
+            .map_err(|join| ToolError::new(format!("the syntax check did not complete: {join}")))?;
+        let refuse = config.syntax_guard() == SyntaxGuard::Refuse;
+        let refusal = syntax.refusal(config.syntax_guard());
+        let mut notes = planned.notes.clone();
+        notes.extend(syntax.notes());
+        if let Some(refusal) = &refusal {
+            notes.push(format!("This change will be refused: {refusal}"));
+        }
+        let mut text = render_preview(&planned, config.max_preview_chars());
+        with_syntax(&mut text, &syntax, refusal.as_deref());
         let rows: Vec<Row> = planned.files.iter().map(Row::of).collect();
-        let details = serde_json::json!({ "files": rows, "notes": planned.notes });
+        let details =
+            serde_json::json!({ "files": rows, "notes": planned.notes, "syntax": syntax });
         let what = summary(&rows);
         let action = ApplyPatchAction {
             rows,
             changes: changes.clone(),
             details: details.clone(),
+            syntax,
+            refuse,
         };
         let id = ctx.push_pending_action(action)?;
         let mut result = AgentToolResult::text(text).with_details(details);
@@ -118,7 +135,7 @@ impl ApplyPatch {
             &changes,
             None,
             link.as_ref().map(|(uri, _)| uri.as_str()),
-            planned.notes.clone(),
+            notes,
         )
         .with_totals(ChangeTotals {
             files_changed: changes.len(),
@@ -237,6 +254,12 @@ struct ApplyPatchAction {
     rows: Vec<Row>,
     changes: ChangeSet,
     details: Value,
+    /// The syntax guard's verdict on the change.
+    #[serde(default)]
+    syntax: SyntaxReport,
+    /// Whether the guard refuses a change that breaks a file (`syntax_guard = "refuse"`).
+    #[serde(default)]
+    refuse: bool,
 }
 
 impl ApplyPatchAction {
@@ -266,8 +289,12 @@ impl ApplyPatchAction {
         // A narrowed change set keeps the undo limits of the whole.
         let changes = changes.with_undo(self.changes.undo_limits());
         self.rows.retain(chosen);
-        self.details =
-            serde_json::json!({ "files": self.rows, "notes": self.details.get("notes") });
+        self.syntax.retain_files(&names);
+        self.details = serde_json::json!({
+            "files": self.rows,
+            "notes": self.details.get("notes"),
+            "syntax": self.syntax,
+        });
         self.changes = changes;
         Ok(())
     }
@@ -281,6 +308,14 @@ impl ApplyPatchAction {
     }
 
     async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
+        let guard = if self.refuse {
+            SyntaxGuard::Refuse
+        } else {
+            SyntaxGuard::Warn
+        };
+        if let Some(refusal) = self.syntax.refusal(guard) {
+            return Err(ToolError::new(refusal));
+        }
         let changes = self.changes.clone();
         let outcome = tokio::task::spawn_blocking(move || match changes.apply() {
             // A durable session's process applied it and stopped before it could say so.

@@ -14,7 +14,7 @@ use crate::output::{ChangeOutput, ChangeTotals, preview_resource, published};
 use crate::run::{
     first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };
-use crate::syntax::{SyntaxGuard, SyntaxReport};
+use crate::syntax::{SyntaxGuard, SyntaxReport, with_syntax};
 
 /// The tool's name.
 pub const AST_EDIT: &str = <AstEdit as CustomTool>::NAME;
@@ -247,26 +247,6 @@ impl AstEdit {
             result.content.push(link);
         }
         Ok(result.with_output(&output))
-    }
-}
-
-/// Puts the syntax guard's lines before the preview's closing sentence, which becomes the
-/// refusal when the guard refuses.
-fn with_syntax(text: &mut String, syntax: &SyntaxReport, refusal: Option<&str>) {
-    const CLOSING: &str = "\n\nNothing is written yet.";
-    let at = text.rfind(CLOSING).unwrap_or(text.len());
-    let mut lines = String::new();
-    for note in syntax.notes() {
-        lines.push('\n');
-        lines.push_str(&note);
-    }
-    if !lines.is_empty() {
-        text.insert_str(at, &format!("\n{lines}"));
-    }
-    if let Some(refusal) = refusal {
-        let at = text.rfind(CLOSING).unwrap_or(text.len());
-        text.truncate(at);
-        text.push_str(&format!("\n\nThis change will be refused: {refusal}"));
     }
 }
 

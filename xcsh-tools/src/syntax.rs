@@ -437,3 +437,23 @@ fn plural(n: usize, what: &str) -> String {
         format!("{n} {what}s")
     }
 }
+
+/// Puts the syntax guard's lines before the preview's closing sentence, which becomes the
+/// refusal when the guard refuses.
+pub(crate) fn with_syntax(text: &mut String, syntax: &SyntaxReport, refusal: Option<&str>) {
+    const CLOSING: &str = "\n\nNothing is written yet.";
+    let at = text.rfind(CLOSING).unwrap_or(text.len());
+    let mut lines = String::new();
+    for note in syntax.notes() {
+        lines.push('\n');
+        lines.push_str(&note);
+    }
+    if !lines.is_empty() {
+        text.insert_str(at, &format!("\n{lines}"));
+    }
+    if let Some(refusal) = refusal {
+        let at = text.rfind(CLOSING).unwrap_or(text.len());
+        text.truncate(at);
+        text.push_str(&format!("\n\nThis change will be refused: {refusal}"));
+    }
+}

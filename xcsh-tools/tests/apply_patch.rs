@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use serde_json::json;
 use xcsh_core::{AgentToolResult, Session};
@@ -342,10 +341,11 @@ async fn a_hunk_that_does_not_apply_names_the_hunk_and_writes_nothing() {
     assert!(!dir.path().join("b.py").exists());
 }
 
-/// A patch against a file of 20,000+ lines previews in milliseconds: the seek is by index,
-/// not by rescanning the file per hunk.
+/// A patch of 100 hunks against a file of 75,000 lines: every hunk lands where it belongs.
+/// (How fast: `bench/patch_bench.py`, part `patch` of `bench/run.sh`; timing is no unit
+/// test's business on a shared machine.)
 #[tokio::test]
-async fn a_large_file_previews_fast() {
+async fn a_large_file_takes_every_hunk() {
     let dir = tempfile::tempdir().unwrap();
     let mut src = String::new();
     for i in 0..25_000 {
@@ -360,16 +360,12 @@ async fn a_large_file_previews_fast() {
     }
     body.push_str("*** End Patch\n");
     let s = session(dir.path());
-    let started = Instant::now();
     let out = patch(&s, &body).await;
-    let took = started.elapsed();
     assert!(!out.is_error(), "{}", out.text_content());
     assert!(
         out.text_content().contains("+    0 + 1"),
         "the diff starts with the first hunk"
     );
-    // Generous for a loaded CI machine; it takes a few milliseconds in release, some tens in debug.
-    assert!(took < Duration::from_secs(3), "preview took {took:?}");
     assert!(!resolve(&s, "apply").await.is_error());
     let after = fs::read_to_string(dir.path().join("big.rs")).unwrap();
     assert!(after.contains("fn item_250() -> u32 {\n    250 + 1\n}"));

@@ -1,4 +1,4 @@
-//! The syntax guard on every change (`ast_edit`, `edit`, `write_file`): a change that breaks
+//! The syntax guard on every change (`ast_edit`, `apply_patch`, `edit`, `write_file`): a change that breaks
 //! a Rust, Python or TypeScript file is flagged with FILE:LINE:COL; one that does not is not;
 //! an error the file already had is not blamed on the change; `syntax_guard = "refuse"`
 //! writes nothing.
@@ -284,5 +284,49 @@ fn the_report_over_a_change_set() {
             .refusal(SyntaxGuard::Refuse)
             .unwrap()
             .contains("app.py:2:")
+    );
+}
+
+#[tokio::test]
+async fn apply_patch_is_guarded_too() {
+    const PATCH: &str = "*** Begin Patch\n*** Update File: web.ts\n@@\n-  const y = x + 1;\n+  const y = (x + 1;\n*** End Patch";
+    const FLAG: &str = "introduces a syntax error at web.ts:2:19 (`)` expected)";
+    let dir = workspace();
+    let root = dir.path();
+    let before = snapshot(root);
+    // Refuse: said in the preview, and the apply writes nothing.
+    let s = session(root, SyntaxGuard::Refuse);
+    let preview = s.call("apply_patch", json!({ "patch": PATCH })).await;
+    let text = preview.text_content();
+    assert!(text.contains(&format!("Syntax: web.ts {FLAG}.")), "{text}");
+    assert!(text.contains("This change will be refused"), "{text}");
+    assert_eq!(
+        preview.details.as_ref().unwrap()["syntax"]["files"][0]["file"],
+        "web.ts"
+    );
+    let applied = s
+        .call("resolve", json!({"action": "apply", "reason": "t"}))
+        .await;
+    assert!(applied.is_error());
+    assert!(
+        applied.text_content().contains(FLAG),
+        "{}",
+        applied.text_content()
+    );
+    assert_eq!(snapshot(root), before, "nothing written");
+    // Warn: flagged, and written.
+    let s = session(root, SyntaxGuard::Warn);
+    let preview = s.call("apply_patch", json!({ "patch": PATCH })).await;
+    let text = preview.text_content();
+    assert!(text.contains(&format!("Syntax: web.ts {FLAG}.")), "{text}");
+    assert!(text.contains("Nothing is written yet."), "{text}");
+    let applied = s
+        .call("resolve", json!({"action": "apply", "reason": "t"}))
+        .await;
+    assert!(!applied.is_error(), "{}", applied.text_content());
+    assert!(
+        fs::read_to_string(root.join("web.ts"))
+            .unwrap()
+            .contains("(x + 1;")
     );
 }

@@ -55,7 +55,7 @@ pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
 /// An fsync of each of a thousand files costs a thousand journal commits and cache flushes
 /// (about 0.7 ms each here); one `syncfs` writes back everything the batch left in the page
 /// cache and commits it in one go. It is used only where it gives what the fsyncs gave:
-/// * Linux 5.8 or later, where `syncfs` reports any writeback error the filesystem met since
+/// * Linux 5.17 or later, where `syncfs` reports any writeback error the filesystem met since
 ///   the descriptor it is called on was opened — which is why that descriptor is one of the
 ///   apply's own temporary files, opened before anything was written there;
 /// * a filesystem whose `syncfs` commits its journal and flushes the device (ext2/3/4, XFS,
@@ -161,7 +161,9 @@ fn batch_capable(file: &File) -> Option<u64> {
     }
 }
 
-/// Linux 5.8 or later: `syncfs` reports writeback errors (before, it always succeeded).
+/// Linux 5.17 or later: `syncfs` reports writeback errors (5.8 added the superblock's error
+/// sequence, but until 5.17 `sync_filesystem` dropped what a filesystem's `sync_fs` returned,
+/// so a failed journal commit went unreported; an fsync reports it).
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn syncfs_reports_errors() -> bool {
     static KNOWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -172,7 +174,7 @@ fn syncfs_reports_errors() -> bool {
                 .split(|c: char| !c.is_ascii_digit())
                 .map(|n| n.parse::<u32>().unwrap_or(0));
             let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-            (major, minor) >= (5, 8)
+            (major, minor) >= (5, 17)
         })
     })
 }
