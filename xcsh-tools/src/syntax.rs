@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::changeset::ChangeSet;
 use crate::engine::Lang;
-use crate::engine::syntax_errors;
+use crate::engine::{changed_items_parse, syntax_errors};
 
 /// Files whose verdict the notes give one by one; beyond it they are counted.
 const LISTED_FILES: usize = 20;
@@ -146,6 +146,11 @@ impl fmt::Display for SyntaxError {
 pub enum SyntaxVerdict {
     /// The result parses without an error.
     Parses,
+    /// Every top-level item the change touches parses, and the rest of the file is as it was,
+    /// so the change introduces no error (whether the untouched items parse was not checked).
+    /// Rust files over 4 KiB, cut into items as the engine's partial parses cut them: the guard
+    /// parses what changed, not the whole file.
+    ChangesParse,
     /// The result has syntax errors, all of which the original had too.
     StillBroken {
         /// How many error nodes the result has.
@@ -251,6 +256,10 @@ impl SyntaxReport {
         }
         let line = |f: &FileSyntax| match &f.verdict {
             SyntaxVerdict::Parses => format!("Syntax: {} parses after the change.", f.file),
+            SyntaxVerdict::ChangesParse => format!(
+                "Syntax: {}: the items the change touches parse; it introduces no syntax error.",
+                f.file
+            ),
             SyntaxVerdict::StillBroken { errors } => format!(
                 "Syntax: {} still has syntax errors ({}), as before; the change introduces none.",
                 f.file,
@@ -274,7 +283,7 @@ impl SyntaxReport {
         }
         let count =
             |p: fn(&SyntaxVerdict) -> bool| self.files.iter().filter(|f| p(&f.verdict)).count();
-        let parses = count(|v| matches!(v, SyntaxVerdict::Parses));
+        let parses = count(|v| matches!(v, SyntaxVerdict::Parses | SyntaxVerdict::ChangesParse));
         let still = count(|v| matches!(v, SyntaxVerdict::StillBroken { .. }));
         let mut notes = vec![format!(
             "Syntax: of {} checked, {} parse after the change, {} still have the syntax errors they had.",
@@ -337,15 +346,19 @@ fn judge(changes: &ChangeSet, file: &str, lang: Lang) -> SyntaxVerdict {
             why: "the result is not UTF-8 text".to_owned(),
         };
     };
-    let after_errors = syntax_errors(&after, lang);
-    if after_errors.is_empty() {
-        return SyntaxVerdict::Parses;
-    }
     let before = match changes.contents_before(file) {
         Ok(Some(bytes)) => String::from_utf8(bytes).unwrap_or_default(),
         Ok(None) => String::new(),
         Err(why) => return SyntaxVerdict::Unchecked { why },
     };
+    // A large Rust file: parse only the items the change touched, when they all parse.
+    if lang == Lang::Rust && changed_items_parse(&before, &after) == Some(true) {
+        return SyntaxVerdict::ChangesParse;
+    }
+    let after_errors = syntax_errors(&after, lang);
+    if after_errors.is_empty() {
+        return SyntaxVerdict::Parses;
+    }
     // An error the original had (same kind, same text, same line text) is not the change's.
     let key = |text: &str, e: &crate::engine::SyntaxErrorNode| {
         let line = line_text(text, e.byte);

@@ -330,3 +330,46 @@ async fn apply_patch_is_guarded_too() {
             .contains("(x + 1;")
     );
 }
+
+/// A large Rust file: the guard parses only the items a change touches. A change that keeps
+/// them parsing says so; one that breaks an item is still found at its FILE:LINE:COL.
+#[tokio::test]
+async fn a_large_rust_file_is_judged_by_the_items_that_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut src = String::new();
+    for i in 0..400 {
+        src.push_str(&format!(
+            "pub fn item_{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n\n"
+        ));
+    }
+    fs::write(root.join("big.rs"), &src).unwrap();
+    let s = session(root, SyntaxGuard::Refuse);
+    let fine = s
+        .call(
+            "edit",
+            json!({"path": "big.rs", "old": "x + 7\n", "new": "x * 7\n"}),
+        )
+        .await;
+    let text = fine.text_content();
+    assert!(
+        text.contains(
+            "Syntax: big.rs: the items the change touches parse; it introduces no syntax error."
+        ),
+        "{text}"
+    );
+    s.call("resolve", json!({"action": "discard", "reason": "t"}))
+        .await;
+    let broken = s
+        .call(
+            "edit",
+            json!({"path": "big.rs", "old": "    x + 300\n", "new": "    x + (300\n"}),
+        )
+        .await;
+    let text = broken.text_content();
+    assert!(
+        text.contains("Syntax: big.rs introduces a syntax error at big.rs:1202:13 (`)` expected)."),
+        "{text}"
+    );
+    assert!(text.contains("This change will be refused"), "{text}");
+}

@@ -162,6 +162,59 @@ pub(crate) fn parse_ranges(text: &str, ranges: &[Range<usize>]) -> Option<Root> 
     }
 }
 
+/// For the syntax guard: whether every top-level item of Rust `after` that is not, text for
+/// text, an item of `before` parses without an error when parsed alone (`Some(true)`), or not
+/// (`Some(false)`). `None` when that cannot be told cheaply: a small file, text the lexer
+/// cannot cut, or changed items that are most of the file; the caller parses it whole.
+///
+/// Sound for the same reason as [`parse_ranges`]: each top-level item parses the same whatever
+/// stands around it, so an item the change did not touch has the errors (or none) it had, and
+/// a change introduces an error only in an item it touched.
+pub(crate) fn changed_items_parse(before: &str, after: &str) -> Option<bool> {
+    if after.len() < SMALL_FILE {
+        return None;
+    }
+    let bounds = item_boundaries(after.as_bytes())?;
+    let kept: std::collections::HashSet<&str> = item_boundaries(before.as_bytes())
+        .map(|b| b.windows(2).map(|w| &before[w[0]..w[1]]).collect())
+        .unwrap_or_default();
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    for w in bounds.windows(2) {
+        if kept.contains(&after[w[0]..w[1]]) {
+            continue;
+        }
+        match ranges.last_mut() {
+            Some(prev) if prev.end == w[0] => prev.end = w[1],
+            _ => ranges.push(w[0]..w[1]),
+        }
+    }
+    if ranges.is_empty() {
+        // Only items the file already had, reordered or removed: nothing new to parse.
+        return Some(true);
+    }
+    let covered: usize = ranges.iter().map(|r| r.len()).sum();
+    if covered as f64 >= WORTH_IT * after.len() as f64 {
+        return None;
+    }
+    let included = with_points(after, &ranges);
+    PARSER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let parser = match &mut *cell {
+            Some(parser) => parser,
+            slot => {
+                let mut parser = Parser::new();
+                parser
+                    .set_language(&SupportLang::Rust.get_ts_language())
+                    .ok()?;
+                slot.insert(parser)
+            }
+        };
+        parser.set_included_ranges(&included).ok()?;
+        let tree = parser.parse(after, None)?;
+        Some(!tree.root_node().has_error())
+    })
+}
+
 /// tree-sitter's ranges carry line and column (in bytes) besides byte offsets.
 fn with_points(src: &str, ranges: &[Range<usize>]) -> Vec<tree_sitter::Range> {
     let mut lines = LineCounter::new(src);
