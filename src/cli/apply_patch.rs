@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use xcsh::changeset::{ChangeSet, UndoLimits};
+use xcsh::changeset::ChangeSet;
 use xcsh::tool::Workspace;
 use xcsh_tools::patch::{self, PatchPlan, PlannedFile};
 
@@ -69,7 +69,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
             ))
         })?;
     let planned = PatchPlan {
-        changes: planned.changes.clone().with_undo(undo),
+        changes: planned.changes.with_undo(undo),
         ..planned
     };
     let write_failed = |e: std::io::Error| Failure(format!("cannot write to stdout: {e}"));
@@ -83,7 +83,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     if args.interactive {
-        return reviewed(undo, &planned);
+        return reviewed(&planned);
     }
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, anstream::stdout().lock());
     show(&mut stdout, &planned).map_err(write_failed)?;
@@ -150,7 +150,7 @@ fn show(out: &mut impl Write, planned: &PatchPlan) -> std::io::Result<()> {
 const HELP: &str = "y - apply this file\nn - skip this file\na - apply this file and all the rest\nq - quit, writing nothing at all";
 
 /// `-i`: file by file, then the accepted files in one apply.
-fn reviewed(undo: UndoLimits, planned: &PatchPlan) -> Result<ExitCode, Failure> {
+fn reviewed(planned: &PatchPlan) -> Result<ExitCode, Failure> {
     if !confirm::at_a_terminal() {
         return Err(Failure(
             "-i reviews file by file on a terminal, and there is none here: run it in a terminal, or drop -i (and add --yes to apply everything)".to_owned(),
@@ -212,7 +212,6 @@ fn reviewed(undo: UndoLimits, planned: &PatchPlan) -> Result<ExitCode, Failure> 
     let names: Vec<String> = chosen.iter().flat_map(|f| parts(f)).collect();
     let mut changes: ChangeSet = planned.changes.clone();
     changes.retain_files(&names).map_err(Failure)?;
-    let changes = changes.with_undo(undo);
     changes.apply().map_err(|e| Failure(e.to_string()))?;
     let chosen: Vec<PlannedFile> = chosen.into_iter().cloned().collect();
     let skipped = match skipped {

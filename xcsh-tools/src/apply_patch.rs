@@ -84,11 +84,11 @@ impl ApplyPatch {
             .await
             .map_err(|join| ToolError::new(format!("the patch could not be planned: {join}")))?
             .map_err(|e| ToolError::new(refusal(&e)))?;
-        let changes = planned.changes.clone().with_undo(config.undo_limits());
         let planned = PatchPlan {
-            changes: changes.clone(),
+            changes: planned.changes.with_undo(config.undo_limits()),
             ..planned
         };
+        let changes = planned.changes.clone();
         if changes.is_empty() {
             let text = "No changes: the patch leaves every file as it is.".to_owned();
             let output = ChangeOutput::nothing(text.clone(), planned.notes.clone());
@@ -286,8 +286,6 @@ impl ApplyPatchAction {
         names.dedup();
         let mut changes = self.changes.clone();
         changes.retain_files(&names)?;
-        // A narrowed change set keeps the undo limits of the whole.
-        let changes = changes.with_undo(self.changes.undo_limits());
         self.rows.retain(chosen);
         self.syntax.retain_files(&names);
         self.details = serde_json::json!({

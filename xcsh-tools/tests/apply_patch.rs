@@ -371,3 +371,31 @@ async fn a_large_file_takes_every_hunk() {
     assert!(after.contains("fn item_250() -> u32 {\n    250 + 1\n}"));
     assert_eq!(after.lines().count(), 75_000);
 }
+
+/// A partial accept narrows the change set without losing the session's undo limits: with
+/// undo turned off, the part applied keeps no undo record either.
+#[tokio::test]
+async fn a_partial_accept_keeps_the_sessions_undo_limits() {
+    use xcsh_tools::changeset::{Undo, UndoLimits};
+    use xcsh_tools::{AstToolsConfig, builtin_suite, workspace::Workspace};
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.txt", "b.txt"] {
+        fs::write(dir.path().join(name), "x\n").unwrap();
+    }
+    let s = Session::builder()
+        .suite(builtin_suite())
+        .extension(AstToolsConfig::default().with_undo_limits(UndoLimits::off()))
+        .workspace_root(dir.path())
+        .build()
+        .unwrap();
+    patch(&s, "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** Update File: b.txt\n@@\n-x\n+y\n*** End Patch").await;
+    s.resolve_files(&["b.txt".to_owned()], "only b")
+        .await
+        .unwrap();
+    assert_eq!(fs::read_to_string(dir.path().join("b.txt")).unwrap(), "y\n");
+    let ws = Workspace::new(dir.path()).unwrap();
+    assert!(
+        Undo::history(&ws).unwrap().is_empty(),
+        "undo is off: the part applied keeps no record"
+    );
+}

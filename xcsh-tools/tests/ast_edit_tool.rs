@@ -688,3 +688,41 @@ async fn an_answer_that_found_nothing_walks_again_only_where_a_near_miss_can_be(
         cache.stats()
     );
 }
+
+/// A partial accept narrows the change set without losing the session's undo limits: with
+/// undo turned off, the part applied keeps no undo record either (`retain_files` once reset
+/// them to the default, which keeps one).
+#[tokio::test]
+async fn a_partial_accept_keeps_the_sessions_undo_limits() {
+    use xcsh_tools::changeset::{Undo, UndoLimits};
+    use xcsh_tools::{AstToolsConfig, builtin_suite, workspace::Workspace};
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.rs", "b.rs"] {
+        fs::write(dir.path().join(name), "fn f() { x.unwrap(); }\n").unwrap();
+    }
+    let session = Session::builder()
+        .suite(builtin_suite())
+        .extension(AstToolsConfig::default().with_undo_limits(UndoLimits::off()))
+        .workspace_root(dir.path())
+        .build()
+        .unwrap();
+    session
+        .call(
+            "ast_edit",
+            json!({"ops": [{"pat": "$X.unwrap()", "out": "$X?"}], "lang": "rust"}),
+        )
+        .await;
+    session
+        .resolve_files(&["a.rs".to_owned()], "only a")
+        .await
+        .unwrap();
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.rs")).unwrap(),
+        "fn f() { x?; }\n"
+    );
+    let ws = Workspace::new(dir.path()).unwrap();
+    assert!(
+        Undo::history(&ws).unwrap().is_empty(),
+        "undo is off: the part applied keeps no record"
+    );
+}

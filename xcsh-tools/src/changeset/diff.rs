@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use similar::TextDiff;
 
+use super::splice::Splices;
 use super::{ChangeSet, Fingerprint, NewContent, Op};
 
 /// How long one file's diff may search for a minimal edit script before settling for a
@@ -52,8 +53,10 @@ impl ChangeSet {
                         NewContent::Bytes(new) => text_diff(&mut out, &old, new, &a, &b),
                         // Edits fit only the content they were made for.
                         NewContent::Splices(_) if !as_recorded => {}
-                        NewContent::Splices(splices) => match splices.apply(&old) {
-                            Ok(new) => text_diff(&mut out, &old, &new, &a, &b),
+                        // Only the lines around the edits are diffed: a few small edits
+                        // of a large file must not cost a whole-file diff.
+                        NewContent::Splices(splices) => match splices.check(&old) {
+                            Ok(old) => spliced_diff(&mut out, old, splices, &a, &b),
                             Err(problem) => {
                                 let _ = writeln!(
                                     out,
@@ -302,8 +305,107 @@ fn text_diff(out: &mut String, old: &[u8], new: &[u8], a: &str, b: &str) {
     }
 }
 
+/// Appends the unified diff of `old` with `splices` made, diffing only the lines around
+/// each group of edits: the hunks a whole-file diff prints (see
+/// [`write_hunks`](crate::engine::preview::hunks::write_hunks)), nothing when no line changes.
+fn spliced_diff(out: &mut String, old: &str, splices: &Splices, a: &str, b: &str) {
+    let mut hunks = String::new();
+    let edits = splices
+        .edits()
+        .iter()
+        .map(|s| (s.range.clone(), s.text.as_str()));
+    crate::engine::preview::hunks::write_hunks(&mut hunks, old, edits, CONTEXT_LINES);
+    if !hunks.is_empty() {
+        let _ = writeln!(out, "--- {a}\n+++ {b}");
+        out.push_str(&hunks);
+    }
+}
+
+/// Lines of context around each change, as `similar` (and `diff -u`) show by default.
+const CONTEXT_LINES: usize = 3;
+
 impl xcsh_core::EffectSource for ChangeSet {
     fn effect(&self) -> xcsh_core::Effect {
         ChangeSet::effect(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::changeset::Splice;
+    use crate::workspace::Workspace;
+
+    /// The diff of `original` with `edits` made, as spliced edits and as whole new content.
+    fn both(original: &str, edits: &[(std::ops::Range<usize>, &str)]) -> (String, String) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f.txt"), original).unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        let splices: Vec<Splice> = edits
+            .iter()
+            .map(|(r, t)| Splice::new(r.clone(), *t))
+            .collect();
+        let mut spliced = ChangeSet::new(ws.clone());
+        spliced
+            .modify_splicing("f.txt", Fingerprint::of(original.as_bytes()), splices)
+            .unwrap();
+        let mut new = String::new();
+        let mut at = 0;
+        for (r, t) in edits {
+            new.push_str(&original[at..r.start]);
+            new.push_str(t);
+            at = r.end;
+        }
+        new.push_str(&original[at..]);
+        let mut whole = ChangeSet::new(ws);
+        whole.modify("f.txt", new).unwrap();
+        (spliced.diff(), whole.diff())
+    }
+
+    #[test]
+    fn spliced_edits_diff_as_the_whole_file_does() {
+        let long: String = (0..2000).map(|n| format!("line {n}\n")).collect();
+        let at = |n: usize| long.find(&format!("line {n}\n")).unwrap();
+        let crlf = "a\r\nb\r\nc\r\nd\r\n";
+        for (original, edits) in [
+            (
+                long.as_str(),
+                vec![
+                    (at(0)..at(1), "first\n"),
+                    (at(5)..at(6), ""),
+                    (at(9)..at(9), "inserted\n"),
+                    (at(1000)..at(1002), "x\ny\nz\n"),
+                    (at(1999)..long.len(), "last, unterminated"),
+                ],
+            ),
+            (crlf, vec![(3..4, "B")]),
+            ("no end", vec![(0..2, "an")]),
+            ("same\n", vec![(0..4, "same")]),
+        ] {
+            let (spliced, whole) = both(original, &edits);
+            assert_eq!(spliced, whole, "{original:?} {edits:?}");
+        }
+        let (spliced, _) = both(&long, &[(at(1000)..at(1001), "changed\n")]);
+        assert!(
+            spliced.contains("@@ -998,7 +998,7 @@\n line 997\n"),
+            "{spliced}"
+        );
+    }
+
+    #[test]
+    fn edits_that_split_a_character_are_noted_not_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f.txt"), "é\n").unwrap();
+        let mut cs = ChangeSet::new(Workspace::new(dir.path()).unwrap());
+        cs.modify_splicing(
+            "f.txt",
+            Fingerprint::of("é\n".as_bytes()),
+            [Splice::new(1..2, "x")],
+        )
+        .unwrap();
+        assert_eq!(
+            cs.diff(),
+            "diff --git a/f.txt b/f.txt\n# note: the edits of `f.txt` cannot be spliced in: edits[0] (bytes 1..2) splits a UTF-8 character: ranges must start and end on character boundaries; apply will refuse them\n"
+        );
     }
 }

@@ -520,16 +520,18 @@ impl ChangeSet {
     /// Keeps only the operations on `files` (root-relative paths with `/`, as
     /// [`Workspace::display`] and the diff name them; a rename is named by its source). A
     /// path the change set does not touch is refused, naming the ones it does, and nothing
-    /// changes.
+    /// changes. What the set carries besides its operations, such as its
+    /// [`undo_limits`](Self::undo_limits), stays as it was.
     ///
     /// ```
-    /// # use xcsh_tools::{changeset::ChangeSet, workspace::Workspace};
+    /// # use xcsh_tools::{changeset::{ChangeSet, UndoLimits}, workspace::Workspace};
     /// # let dir = tempfile::tempdir()?;
-    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?);
+    /// let mut cs = ChangeSet::new(Workspace::new(dir.path())?).with_undo(UndoLimits::off());
     /// cs.create("a.txt", "a")?.create("b.txt", "b")?;
     /// assert!(cs.retain_files(&["c.txt".into()]).unwrap_err().contains("`c.txt` is not in this change"));
     /// cs.retain_files(&["b.txt".into()])?;
     /// assert_eq!(cs.len(), 1);
+    /// assert_eq!(cs.undo_limits(), UndoLimits::off());
     /// cs.apply()?;
     /// assert!(!dir.path().join("a.txt").exists() && dir.path().join("b.txt").exists());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -553,8 +555,16 @@ impl ChangeSet {
                 names.join(", ")
             ));
         }
-        let mut kept = ChangeSet::new(self.ws.clone());
-        kept.undoes = self.undoes;
+        // Everything the set carries besides its operations (the undo record it reverts, its
+        // undo limits) is kept; only the operations are rebuilt, re-claiming their paths.
+        let mut kept = ChangeSet {
+            ws: self.ws.clone(),
+            ops: Vec::new(),
+            claimed: HashMap::new(),
+            needed_dirs: HashMap::new(),
+            undoes: self.undoes,
+            undo: self.undo,
+        };
         for (op, name) in self.ops.iter().zip(&names) {
             if files.contains(name) {
                 kept.push(op.clone()).map_err(|e| e.to_string())?;

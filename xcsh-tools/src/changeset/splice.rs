@@ -112,14 +112,29 @@ impl Splices {
     /// [`new`](Self::new) through the fingerprint). Refuses content that is not UTF-8 and
     /// ranges that split a character.
     pub(crate) fn apply(&self, original: &[u8]) -> Result<Vec<u8>, String> {
+        let text = self.check(original)?;
+        let mut out = Vec::with_capacity(usize::try_from(self.new_len).unwrap_or(0));
+        let mut at = 0;
+        for edit in &self.edits {
+            let Range { start, end } = edit.range;
+            out.extend_from_slice(&text.as_bytes()[at..start]);
+            out.extend_from_slice(edit.text.as_bytes());
+            at = end;
+        }
+        out.extend_from_slice(&text.as_bytes()[at..]);
+        Ok(out)
+    }
+
+    /// `original` as text, when the edits can be spliced into it: it is UTF-8 and every
+    /// range lies inside it on character boundaries (what [`apply`](Self::apply) refuses
+    /// otherwise, in the same words). Lets a diff show the edits without building the file.
+    pub(crate) fn check<'a>(&self, original: &'a [u8]) -> Result<&'a str, String> {
         let text = std::str::from_utf8(original).map_err(|e| {
             format!(
                 "the file is not UTF-8 text (invalid byte at offset {}), and splices edit text",
                 e.valid_up_to()
             )
         })?;
-        let mut out = Vec::with_capacity(usize::try_from(self.new_len).unwrap_or(0));
-        let mut at = 0;
         for (i, edit) in self.edits.iter().enumerate() {
             let Range { start, end } = edit.range;
             if end > text.len() {
@@ -135,12 +150,8 @@ impl Splices {
                     Named(i, edit)
                 ));
             }
-            out.extend_from_slice(&original[at..start]);
-            out.extend_from_slice(edit.text.as_bytes());
-            at = end;
         }
-        out.extend_from_slice(&original[at..]);
-        Ok(out)
+        Ok(text)
     }
 }
 

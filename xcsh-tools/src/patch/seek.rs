@@ -8,7 +8,6 @@
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
-use std::collections::HashMap;
 use std::ops::Range;
 
 /// How leniently lines were compared when a hunk was found.
@@ -97,7 +96,15 @@ pub(crate) struct FileLines<'a> {
 
 struct Level<'a> {
     keys: Vec<Cow<'a, str>>,
-    index: HashMap<Cow<'a, str>, Vec<u32>>,
+    /// Each distinct key's group number. Hashed with foldhash, and the groups laid out in
+    /// one flat list rather than a list per key: building the index touches every line of
+    /// the file, and with SipHash and a `Vec` per key it was the largest part of a big
+    /// file's preview.
+    groups: foldhash::HashMap<Cow<'a, str>, u32>,
+    /// Each group's first place in `lines`, and one past its last.
+    spans: Vec<(u32, u32)>,
+    /// Line numbers grouped by key, each group in file order.
+    lines: Vec<u32>,
 }
 
 /// Where a seek found the lines.
@@ -116,9 +123,10 @@ const MAX_PLACES: usize = 10;
 
 impl<'a> FileLines<'a> {
     pub(crate) fn new(src: &'a str) -> Self {
-        let mut lines = Vec::new();
-        let mut start = 0;
         let bytes = src.as_bytes();
+        // Sized up front: growing it line by line was a visible part of a big file's preview.
+        let mut lines = Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
+        let mut start = 0;
         while start < bytes.len() {
             let (text_end, end) = match memchr::memchr(b'\n', &bytes[start..]) {
                 Some(i) => {
@@ -187,20 +195,58 @@ impl<'a> FileLines<'a> {
                 .iter()
                 .map(|l| leniency.key(&src[l.text.clone()]))
                 .collect();
-            let mut index: HashMap<Cow<'a, str>, Vec<u32>> = HashMap::new();
-            for (i, key) in keys.iter().enumerate() {
-                index.entry(key.clone()).or_default().push(i as u32);
+            // Each line's group, numbered as first seen, and each group's size; then the
+            // groups laid out one after another (a counting sort, so each stays in order).
+            let mut ids: foldhash::HashMap<Cow<'a, str>, u32> =
+                foldhash::HashMap::with_capacity_and_hasher(keys.len(), Default::default());
+            let mut sizes: Vec<u32> = Vec::new();
+            let group_of: Vec<u32> = keys
+                .iter()
+                .map(|key| {
+                    let next = sizes.len() as u32;
+                    let id = *ids.entry(key.clone()).or_insert(next);
+                    if id == next {
+                        sizes.push(0);
+                    }
+                    sizes[id as usize] += 1;
+                    id
+                })
+                .collect();
+            let mut starts = Vec::with_capacity(sizes.len());
+            let mut total = 0u32;
+            for &size in &sizes {
+                starts.push(total);
+                total += size;
             }
-            Level { keys, index }
+            let mut lines = vec![0u32; keys.len()];
+            let mut fill = starts.clone();
+            for (line, &id) in group_of.iter().enumerate() {
+                let at = &mut fill[id as usize];
+                lines[*at as usize] = line as u32;
+                *at += 1;
+            }
+            let spans = starts
+                .iter()
+                .zip(&sizes)
+                .map(|(&s, &n)| (s, s + n))
+                .collect();
+            Level {
+                keys,
+                groups: ids,
+                spans,
+                lines,
+            }
         })
     }
 
     /// The 0-based lines at or after `from` whose key at `leniency` is `line`'s.
     pub(crate) fn lines_like(&self, line: &str, leniency: Leniency, from: usize) -> &[u32] {
         let level = self.level(leniency);
-        let Some(list) = level.index.get(leniency.key(line).as_ref()) else {
+        let Some(&id) = level.groups.get(leniency.key(line).as_ref()) else {
             return &[];
         };
+        let (start, end) = level.spans[id as usize];
+        let list = &level.lines[start as usize..end as usize];
         let at = list.partition_point(|&i| (i as usize) < from);
         &list[at..]
     }

@@ -18,7 +18,7 @@ use crate::engine::rewrite::spliced;
 
 /// Appends the hunks of `original` → `original` with `splices` made (sorted, disjoint byte
 /// ranges and their new text), with `radius` lines of context. Nothing when no line changes.
-pub(super) fn write_hunks<'a>(
+pub(crate) fn write_hunks<'a>(
     out: &mut String,
     original: &str,
     splices: impl IntoIterator<Item = (Range<usize>, &'a str)>,
@@ -152,7 +152,10 @@ struct LineIndex {
 
 impl LineIndex {
     fn new(text: &str) -> Self {
-        let mut starts = vec![0];
+        // Sized up front (every line end is a `\n` or a `\r`): a large file has many lines.
+        let ends = memchr::memchr2_iter(b'\n', b'\r', text.as_bytes()).count();
+        let mut starts = Vec::with_capacity(ends + 1);
+        starts.push(0);
         starts.extend(line_ends(text).filter(|&at| at < text.len()));
         LineIndex {
             starts,

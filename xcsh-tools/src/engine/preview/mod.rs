@@ -7,7 +7,7 @@
 //! says so instead, as apply will refuse it. Everything else comes from the plan alone, in
 //! path order, so the same plan over the same files always renders the same way.
 
-mod hunks;
+pub(crate) mod hunks;
 
 use std::fmt::Write as _;
 
