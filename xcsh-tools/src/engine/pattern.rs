@@ -14,7 +14,7 @@ use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::{Language, Pattern};
 use serde::{Deserialize, Serialize};
 
-use super::prefilter::{Literal, Prefilter, leaf_literals, required_literals};
+use super::prefilter::{Literal, Prefilter, leaf_literals, required_literals, shape_of};
 use super::rule::{Rule, compile_rules};
 use super::{EngineError, Lang};
 
@@ -376,6 +376,14 @@ impl CompiledOps {
                     .map(|op| match &op.kind {
                         OpKind::Pattern { pattern, .. } => required_literals(pattern, lang),
                         OpKind::Rule(_) => Vec::new(),
+                    })
+                    .collect(),
+            )
+            .with_shapes(
+                ops.iter()
+                    .map(|op| match &op.kind {
+                        OpKind::Pattern { pattern, .. } => shape_of(pattern, lang),
+                        OpKind::Rule(_) => None,
                     })
                     .collect(),
             );
