@@ -14,7 +14,7 @@ use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::{Language, Pattern};
 use serde::{Deserialize, Serialize};
 
-use super::prefilter::{Literal, Prefilter, leaf_literals, required_literals, shape_of};
+use super::prefilter::{Literal, Prefilter, Shape, leaf_literals, required_literals, shape_of};
 use super::rule::{Rule, compile_rules};
 use super::{EngineError, Lang};
 
@@ -206,7 +206,8 @@ impl CompiledOps {
             .iter()
             .all(|r| r.lang == first_lang)
             .then_some(first_lang);
-        let mut per_lang: [Vec<(CompiledOp, Vec<Literal>)>; Lang::COUNT] = Default::default();
+        let mut per_lang: [Vec<(CompiledOp, (Vec<Literal>, Vec<Shape>))>; Lang::COUNT] =
+            Default::default();
         let len = rules.len();
         for (index, rule) in rules.into_iter().enumerate() {
             per_lang[rule.lang as usize].push((
@@ -214,7 +215,7 @@ impl CompiledOps {
                     index,
                     kind: OpKind::Rule(Box::new(rule.config)),
                 },
-                rule.literals,
+                (rule.literals, rule.shapes),
             ));
         }
         let mut by_lang: [Option<LangOps>; Lang::COUNT] = Default::default();
@@ -223,8 +224,9 @@ impl CompiledOps {
             if entries.is_empty() {
                 continue;
             }
-            let (ops, literals): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
-            let prefilter = Prefilter::new(lang, literals);
+            let (ops, needs): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
+            let (literals, shapes): (Vec<_>, Vec<_>) = needs.into_iter().unzip();
+            let prefilter = Prefilter::new(lang, literals).with_shapes(shapes);
             by_lang[lang as usize] = Some(LangOps { ops, prefilter });
         }
         Ok(Self {
@@ -382,8 +384,10 @@ impl CompiledOps {
             .with_shapes(
                 ops.iter()
                     .map(|op| match &op.kind {
-                        OpKind::Pattern { pattern, .. } => shape_of(pattern, lang),
-                        OpKind::Rule(_) => None,
+                        OpKind::Pattern { pattern, .. } => {
+                            shape_of(pattern, lang).into_iter().collect()
+                        }
+                        OpKind::Rule(_) => Vec::new(),
                     })
                     .collect(),
             );

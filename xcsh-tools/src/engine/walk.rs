@@ -425,14 +425,23 @@ impl Shared<'_> {
             .flatten();
         let mut anchors: Vec<Option<Anchors>> = Vec::with_capacity(may_match.len());
         may_match.retain(|&i| {
-            let found = match lang_ops.ops[i].kind {
-                OpKind::Pattern { .. } => tokens
-                    .as_ref()
-                    .and_then(|tokens| prefilter.shape_anchors(i, tokens))
-                    .or_else(|| prefilter.anchors(i, text.as_bytes())),
-                OpKind::Rule(_) => None,
+            // A rule's shapes only rule the file in or out.
+            let (found, keep) = match lang_ops.ops[i].kind {
+                OpKind::Pattern { .. } => {
+                    let found = tokens
+                        .as_ref()
+                        .and_then(|tokens| prefilter.shape_anchors(i, tokens))
+                        .or_else(|| prefilter.anchors(i, text.as_bytes()));
+                    let keep = found.as_ref().is_none_or(|a| !a.is_empty());
+                    (found, keep)
+                }
+                OpKind::Rule(_) => (
+                    None,
+                    tokens
+                        .as_ref()
+                        .is_none_or(|tokens| prefilter.shapes_may_match(i, tokens)),
+                ),
             };
-            let keep = found.as_ref().is_none_or(|a| !a.is_empty());
             if keep {
                 anchors.push(found);
             }

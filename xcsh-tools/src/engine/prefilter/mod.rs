@@ -572,8 +572,9 @@ impl Anchors {
 /// without literals may match any file.
 pub(crate) struct Prefilter {
     alternatives: Vec<Vec<Finder>>,
-    /// Each op's shape, where it has one ([`Prefilter::with_shapes`]).
-    shapes: Vec<Option<Shape>>,
+    /// Each op's shapes ([`Prefilter::with_shapes`]): a pattern's own, or the shapes of a
+    /// rule's patterns.
+    shapes: Vec<Vec<Shape>>,
     /// An op may match when any one of its literals occurs (not all): the near-miss search.
     any: bool,
 }
@@ -597,23 +598,31 @@ impl Prefilter {
         }
     }
 
-    /// The same prefilter, with `shapes[i]` the shape of the i-th op: its anchors are then
-    /// where the shape may match ([`Prefilter::shape_anchors`]).
-    pub fn with_shapes(self, shapes: Vec<Option<Shape>>) -> Self {
+    /// The same prefilter, with `shapes[i]` the shapes of the i-th op: for a pattern its own
+    /// (its anchors are then where the shape may match, [`Prefilter::shape_anchors`]), for a
+    /// rule those of the patterns a match needs ([`Prefilter::shapes_may_match`]).
+    pub fn with_shapes(self, shapes: Vec<Vec<Shape>>) -> Self {
         Self { shapes, ..self }
     }
 
     /// Whether op `i` has a shape.
     pub fn has_shape(&self, i: usize) -> bool {
-        self.shapes.get(i).is_some_and(Option::is_some)
+        self.shapes.get(i).is_some_and(|s| !s.is_empty())
     }
 
-    /// Where op `i`'s shape may match in `tokens` (the file's): `None` when it has none. An
-    /// empty list means that no match can be in the file.
+    /// Where op `i`'s (first) shape may match in `tokens` (the file's): `None` when it has
+    /// none. An empty list means that no match can be in the file.
     pub fn shape_anchors(&self, i: usize, tokens: &Tokens<'_>) -> Option<Anchors> {
-        let shape = self.shapes.get(i)?.as_ref()?;
+        let shape = self.shapes.get(i)?.first()?;
         let (starts, len) = shape.anchors(tokens);
         Some(Anchors { starts, len })
+    }
+
+    /// Whether every shape of op `i` may match somewhere in `tokens`.
+    pub fn shapes_may_match(&self, i: usize, tokens: &Tokens<'_>) -> bool {
+        self.shapes
+            .get(i)
+            .is_none_or(|shapes| shapes.iter().all(|s| s.may_match(tokens)))
     }
 
     /// A prefilter letting through the files that hold any one literal of an op (all when

@@ -139,6 +139,20 @@ impl Shape {
     }
 }
 
+impl Shape {
+    /// Whether the shape may match anywhere in `tokens`.
+    pub fn may_match(&self, tokens: &Tokens<'_>) -> bool {
+        (0..tokens.len()).any(|i| {
+            Matcher {
+                shape: self,
+                t: tokens,
+                steps: 0,
+            }
+            .attempt(i)
+        })
+    }
+}
+
 struct Builder<'a> {
     ts: &'a TSLanguage,
     items: Vec<Item>,
@@ -232,14 +246,11 @@ impl Builder<'_> {
             }
             _ => None,
         };
-        let closed_by_partner = children.len() >= 2
-            && matches!(
-                (
-                    children.first().and_then(single_bracket),
-                    children.last().and_then(single_bracket)
-                ),
-                (Some(o), Some(c)) if closes(o, c)
-            );
+        // Whether the node is closed by the partner of the bracket that opens it: then no
+        // trailing child can follow.
+        let first_item = self.items.len();
+        let mut first_open = None;
+        let mut last_close = None;
         // Open brackets among them: where their element is (`None`: skipped after a `$$$`).
         let mut stack: Vec<(u8, Option<usize>)> = Vec::new();
         let mut after_ellipsis = false;
@@ -254,6 +265,9 @@ impl Builder<'_> {
                 Some(b @ (b'(' | b'[' | b'{')) => {
                     let at = (!after_ellipsis)
                         .then(|| self.push(El::Tok(Kind::Open, Box::new([b])), true));
+                    if std::ptr::eq(child, &children[0]) {
+                        first_open = at.filter(|&at| at == first_item);
+                    }
                     stack.push((b, at));
                 }
                 Some(c @ (b')' | b']' | b'}')) => {
@@ -274,6 +288,9 @@ impl Builder<'_> {
                             let close = self.push(El::Tok(Kind::Close, Box::new([c])), true);
                             self.items[at].partner = Some(close);
                             after_ellipsis = false;
+                            if std::ptr::eq(child, children.last().unwrap_or(child)) {
+                                last_close = Some((at, close));
+                            }
                         }
                         None if after_ellipsis => {}
                         None => {
@@ -292,6 +309,10 @@ impl Builder<'_> {
                 }
             }
         }
+        let closed_by_partner = matches!(
+            (first_open, last_close),
+            (Some(open), Some((at, close))) if open == at && close + 1 == self.items.len()
+        );
         if !closed_by_partner {
             // Trailing children may follow the last pattern child.
             self.pending.loose = true;
