@@ -25,11 +25,17 @@
 //!   one; everything that holds several is bracketed), and the keyword `for` outside brackets
 //!   and not before `<` (a higher-ranked bound) only with a `{` after it (a `for` loop's
 //!   block, an `impl … for …`'s body): so `impl $T { … }` does not reach over `Foo for Bar`.
+//!   A braced group followed by a word that can only begin an item or a statement (`fn`,
+//!   `impl`, `let`, `pub`, `#`, …) ends it too: two items or statements are never one node.
+//!   (The same holds for the trailing children of a node.)
 //! * `$$$X` is any balanced run; the unnamed terminals right after it are not required (the
 //!   matcher skips them), except the partner of a bracket that opened the node.
 //! * A string, char, lifetime or label node is one literal token.
-//! * An opaque token (see [`lexer`]) where an element or a skipped token should be ends the
-//!   attempt in favour of the file. A text that does not lex is a "maybe" everywhere.
+//! * An opaque token (see [`lexer`]) where an element should be ends the attempt in favour of
+//!   the file when the element's text is inside it (`.` in `0.len`, `fn` in a word glued to a
+//!   non-ASCII space), and so does one with a non-ASCII character where a skipped token may
+//!   be (an opaque number, raw identifier or lifetime begins with a named token, which no
+//!   skip steps over). A text that does not lex is a "maybe" everywhere.
 //!
 //! A pattern of one token has no shape (it may match inside a comment, whose tokens the lexer
 //! drops). Leading metavariables are dropped (the skeleton starts at its first token), and an attempt
@@ -49,7 +55,7 @@ pub(crate) mod lexer;
 use lexer::{Kind, Tokens};
 
 /// Steps one attempt may take before it is given up as a "maybe".
-const BUDGET: u32 = 20_000;
+const BUDGET: u32 = 4_000;
 
 /// One element of a skeleton.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -396,17 +402,49 @@ impl Matcher<'_, '_> {
         }
     }
 
-    /// Whether token element `e` is token `i`: `None` when `i` is opaque (maybe).
+    /// Whether token element `e` is token `i`: `None` (maybe) when `i` is opaque and may
+    /// hide it (the tokens an opaque one stands for lie within its text).
     fn element_at(&self, e: usize, i: usize) -> Option<bool> {
         let tok = self.t.list.get(i)?;
         if tok.kind == Kind::Opaque {
-            return None;
+            return match &self.shape.items[e].el {
+                El::Tok(_, text) => memchr::memmem::find(self.t.text(i), text)
+                    .is_none()
+                    .then_some(false),
+                El::AnyLit => None,
+                El::One | El::Many => Some(false),
+            };
         }
         Some(match &self.shape.items[e].el {
             El::Tok(kind, text) => tok.kind == *kind && self.t.text(i) == &**text,
             El::AnyLit => matches!(tok.kind, Kind::Lit | Kind::Lifetime),
             El::One | El::Many => false,
         })
+    }
+
+    /// Whether token `i` can only begin an item or a statement, never continue a node after
+    /// a `}`: `fn`, `impl`, `struct`, `let`, `pub`, `#`, …
+    fn starts_an_item(&self, i: usize) -> bool {
+        const STARTS: &[&[u8]] = &[
+            b"enum",
+            b"extern",
+            b"fn",
+            b"impl",
+            b"let",
+            b"macro_rules",
+            b"mod",
+            b"pub",
+            b"static",
+            b"struct",
+            b"trait",
+            b"use",
+        ];
+        let tok = self.t.list[i];
+        match tok.kind {
+            Kind::Word => STARTS.contains(&self.t.text(i)),
+            Kind::Punct => self.t.text(i) == b"#",
+            _ => false,
+        }
     }
 
     fn skippable(&self, i: usize) -> bool {
@@ -475,7 +513,13 @@ impl Matcher<'_, '_> {
                 let mut k = base;
                 while k < limit && self.skippable(k) {
                     if self.t.list[k].kind == Kind::Opaque {
-                        return true;
+                        // Only a word with a non-ASCII character may hide a skippable token
+                        // (a keyword beside a no-break space); a number, a raw identifier or
+                        // an odd lifetime begins with a named one.
+                        if self.t.text(k).iter().any(|&b| b >= 0x80) {
+                            return true;
+                        }
+                        break;
                     }
                     k += 1;
                     out.push(k);
@@ -505,10 +549,17 @@ impl Matcher<'_, '_> {
             match tok.kind {
                 Kind::Close => return,
                 Kind::Open => {
-                    if self.t.src[tok.start as usize] == b'{' {
-                        pending_for = false;
-                    }
+                    let brace = self.t.src[tok.start as usize] == b'{';
+                    pending_for &= !brace;
                     k = tok.partner as usize + 1;
+                    // A braced group followed by what can only begin an item or a statement
+                    // ends any single node: two items are never one.
+                    if brace && run != Run::List && k < limit && self.starts_an_item(k) {
+                        if !(one && pending_for) {
+                            out.push(k);
+                        }
+                        return;
+                    }
                 }
                 Kind::Word if self.t.text(k) == b"for" => {
                     let hrtb = self

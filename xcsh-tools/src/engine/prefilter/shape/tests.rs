@@ -3,7 +3,6 @@
 use std::sync::OnceLock;
 
 use ast_grep_core::Pattern;
-use ast_grep_core::tree_sitter::LanguageExt as _;
 
 use super::lexer::Tokens;
 use crate::engine::Lang;
@@ -91,6 +90,10 @@ fn literals_comments_and_what_does_not_lex() {
     assert!(may(p, "fn f(x: u8) { \"open }"));
     // An opaque token where the shape stands is a maybe.
     assert!(may(p, "fn f(r#x: u8) {}"));
+    // One that cannot hide the token looked for is not (a float holds no `fn`), and one
+    // that can is (`fn` glued to a no-break space, which tree-sitter may read as a space).
+    assert!(!may(p, "const X: f64 = 1.0; fn f(x: u8) { 2.5e-3 }"));
+    assert!(may(p, "const X: f64 = 1.0; fn\u{a0}f() {}"));
     // Lifetimes are not char literals.
     assert!(!may(p, "fn f<'a>(x: &'a u8) -> char { '(' }"));
 }
