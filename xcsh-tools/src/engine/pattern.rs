@@ -85,6 +85,9 @@ pub(crate) struct LangOps {
     pub prefilter: Prefilter,
 }
 
+/// What a file must hold for a rule to match in it: literals, and the shapes of its patterns.
+type RuleNeeds = (Vec<Literal>, Vec<Shape>);
+
 /// A validated set of ops (or search patterns), compiled once for each language it applies to.
 ///
 /// With an explicit language every op must be valid in it. Without one (the language is
@@ -206,8 +209,7 @@ impl CompiledOps {
             .iter()
             .all(|r| r.lang == first_lang)
             .then_some(first_lang);
-        let mut per_lang: [Vec<(CompiledOp, (Vec<Literal>, Vec<Shape>))>; Lang::COUNT] =
-            Default::default();
+        let mut per_lang: [Vec<(CompiledOp, RuleNeeds)>; Lang::COUNT] = Default::default();
         let len = rules.len();
         for (index, rule) in rules.into_iter().enumerate() {
             per_lang[rule.lang as usize].push((
