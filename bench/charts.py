@@ -2,7 +2,8 @@
 """Draws the JSON results of one bench/run.sh as SVG charts next to them (what BENCHMARKS.md
 shows): speed-up over the ast-grep CLI per pattern (cold, and warm when measured), peak
 memory per pattern against the CLI's, the compile times against rmcp's, and time and memory
-against workspace size when a scale run is present.
+against workspace size when a scale run is present; for the broad patterns (broad.json),
+their speed-up and the files parsed with and without the shape prefilter.
 
 Usage: charts.py --dir RESULTS_DIR
 Reads cli.json, compile.json and scale.json (whichever exist) and writes speedup.svg,
@@ -202,6 +203,35 @@ def warm_chart(warm: dict) -> str:
                      "Warm preview as a share of the cold one", "%", note)
 
 
+def broad_speedup(broad: dict) -> str:
+    rows = [(p["name"], [(p["cli"]["wall_s"] / p["xcsh"]["wall_s"], XCSH)])
+            for p in broad["patterns"]]
+    s = broad["summary"]
+    note = (f"median {s['median_speedup_wall']:.2f}x, worst {s['worst_speedup_wall']:.2f}x "
+            f"({s['worst_pattern']}); wall time, medians of {broad['runs']} runs\n"
+            f"{'identical trees after apply on every pattern' if s['all_identical'] else 'TREES DIFFER'}")
+    return bar_chart(rows, [(5.0, "target median 5x"), (2.0, "target worst 2x")],
+                     "Broad patterns: preview speed-up over the ast-grep CLI", "x", note)
+
+
+def parsed_chart(broad: dict) -> str:
+    """Files parsed per broad pattern, without and with the shape prefilter."""
+    rows = []
+    for p in broad["patterns"]:
+        e = p.get("engine") or {}
+        if "filesParsedWithoutShape" not in e:
+            continue
+        rows.append((p["name"], [(float(e["filesParsedWithoutShape"]), CLI),
+                                 (float(e["filesParsed"]), XCSH)]))
+    scanned = next((p["engine"]["filesScanned"] for p in broad["patterns"] if p.get("engine")), 0)
+    note = f"of {scanned:,} Rust files scanned; the word prefilter alone vs words and shape"
+    chart = bar_chart(rows, [], "Files parsed per broad pattern", "", note, log=False)
+    chart = chart.replace(".00<", "<")
+    return chart.replace("</svg>", "".join(legend([(CLI, "words only"),
+                                                   (XCSH, "words and shape")],
+                                                  TOP - 30)) + "</svg>")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--dir", required=True)
@@ -211,9 +241,11 @@ def main() -> int:
                                ("memory.svg", "cli.json", memory),
                                ("compile.svg", "compile.json", compile_chart),
                                ("scale.svg", "scale.json", scale_chart),
-                               ("warm.svg", "warm.json", warm_chart)]:
+                               ("warm.svg", "warm.json", warm_chart),
+                               ("broad.svg", "broad.json", broad_speedup),
+                               ("parsed.svg", "broad.json", parsed_chart)]:
         data = load(args.dir, source)
-        if data is None or (source == "cli.json" and not data.get("patterns")):
+        if data is None or (source in ("cli.json", "broad.json") and not data.get("patterns")):
             continue
         with open(os.path.join(args.dir, name), "w") as f:
             f.write(draw(data))

@@ -44,7 +44,29 @@ PATTERNS = [
     ("binary-plus", "$A + $B", "$A.wrapping_add($B)", "no usable literal at all"),
 ]
 
+# Broad structural patterns (issue 27): their only literals are keywords or punctuation, so
+# the word prefilter lets most files through; the shape prefilter (engine/prefilter/shape)
+# is what keeps them from being parsed.
+BROAD_PATTERNS = [
+    ("fn-no-params", "fn $F() { $$$B }", "fn $F() -> () { $$$B }", "function without parameters"),
+    ("fn-returns", "fn $F($$$P) -> $R { $$$B }", "fn $F($$$P) -> ($R) { $$$B }",
+     "function with a return type"),
+    ("impl-inherent", "impl $T { $$$B }", "impl $T { /* inherent */ $$$B }",
+     "inherent impl (rules out `impl … for …`)"),
+    ("closure-one", "|$A| $B", "|$A| ($B)", "closure of one parameter"),
+    ("if-else", "if $C { $A } else { $B }", "if !($C) { $B } else { $A }",
+     "`if` with an `else` block"),
+    ("use", "use $P;", "pub(crate) use $P;", "every private `use`"),
+    ("try", "$X?", "($X)?", "the `?` operator"),
+    ("match-two-arms", "match $E { $P => $A, _ => $B }",
+     "match $E { _ if false => unreachable!(), $P => $A, _ => $B }", "match with two arms"),
+    ("let-typed", "let $X: $T = $V;", "let $X = $V as $T;", "`let` with a type"),
+    ("struct-literal", "$S { $$$F }", "$S { $$$F, }", "struct literal (and blocks like it)"),
+    ("method-chain", "$X.$M().$N()", "($X.$M()).$N()", "two calls without arguments"),
+]
+
 SMOKE_PATTERNS = ("unwrap", "nonexistent")
+SMOKE_BROAD = ("fn-no-params", "if-else")
 
 
 def xcsh_cmd(xcsh: str, pat: str, out: str, apply: bool) -> list[str]:
@@ -159,13 +181,18 @@ def check_equal(args, name: str, pat: str, out: str) -> dict:
     return result
 
 
-def plan_stats(args, pat: str, out: str) -> dict | None:
-    """Files scanned/parsed and replacements, from the engine itself (not timed)."""
+def plan_stats(args, pat: str, out: str, shape: bool = True) -> dict | None:
+    """Files scanned/parsed and replacements, from the engine itself (not timed); with
+    `shape=False`, as without the shape prefilter (XCSH_NO_SHAPE_PREFILTER)."""
     if not args.plan_stats:
         return None
+    env = dict(os.environ)
+    env.pop("XCSH_NO_SHAPE_PREFILTER", None)
+    if not shape:
+        env["XCSH_NO_SHAPE_PREFILTER"] = "1"
     res = subprocess.run([args.plan_stats, "--root", args.corpus, "--lang", "rust",
                           "--pattern", pat, "--rewrite", out],
-                         capture_output=True, text=True, check=False)
+                         capture_output=True, text=True, check=False, env=env)
     if res.returncode != 0:
         log(f"plan-stats failed: {res.stderr.strip()}")
         return None
@@ -184,6 +211,8 @@ def main() -> int:
     p.add_argument("--plan-stats")
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--only", help="comma-separated pattern names")
+    p.add_argument("--set", choices=("selective", "broad"), default="selective",
+                   help="the ten patterns with a selective literal (default), or the broad ones")
     args = p.parse_args()
     # The tools run inside the corpus: make every path absolute first.
     for name in ("corpus", "work", "xcsh", "ast_grep", "plan_stats"):
@@ -192,12 +221,14 @@ def main() -> int:
             setattr(args, name, os.path.abspath(value))
     os.makedirs(args.work, exist_ok=True)
 
-    chosen = PATTERNS
+    patterns = BROAD_PATTERNS if args.set == "broad" else PATTERNS
+    chosen = patterns
     if args.smoke:
-        chosen = [x for x in PATTERNS if x[0] in SMOKE_PATTERNS]
+        smoke = SMOKE_BROAD if args.set == "broad" else SMOKE_PATTERNS
+        chosen = [x for x in patterns if x[0] in smoke]
     if args.only:
         wanted = args.only.split(",")
-        chosen = [x for x in PATTERNS if x[0] in wanted]
+        chosen = [x for x in patterns if x[0] in wanted]
 
     results = []
     mismatches = []
@@ -210,6 +241,10 @@ def main() -> int:
             log(str(e))
             return 2
         stats = plan_stats(args, pat, out)
+        if stats is not None:
+            without = plan_stats(args, pat, out, shape=False)
+            if without is not None:
+                stats["filesParsedWithoutShape"] = without["filesParsed"]
         x, c = summarize(times["xcsh"]), summarize(times["cli"])
         row = {
             "name": name, "pattern": pat, "rewrite": out, "what": what,
@@ -248,7 +283,7 @@ def main() -> int:
         "max_rss_ratio": max(r["rss_ratio"] for r in results),
         "all_identical": not mismatches,
     }
-    doc = {"machine": machine(), "runs": args.runs, "smoke": args.smoke, "warmup": not args.smoke,
+    doc = {"machine": machine(), "set": args.set, "runs": args.runs, "smoke": args.smoke, "warmup": not args.smoke,
            "corpus": args.corpus, "summary": summary, "patterns": results}
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)

@@ -3,6 +3,9 @@
 #   1. ast_edit's preview (release `xcsh ast-edit`, no --yes) against the ast-grep CLI 0.51.1
 #      on the pinned Rust corpus, pattern by pattern, plus a byte-for-byte check that both
 #      apply the same replacements;
+#   1b. the same on broad structural patterns (`fn $F() { $$$B }`, `impl $T { … }`, `$X?`,
+#      …) whose only literals are keywords or punctuation, with files parsed with and
+#      without the shape prefilter (bench/results/broad.json);
 #   2. the same preview against the CLI on real sources in fourteen more languages, one
 #      pattern each, on the pinned corpora of scripts/corpora.json (fetched and cached by
 #      scripts/fetch-corpora.sh), with the same byte-for-byte check;
@@ -30,7 +33,7 @@
 #   5. opt-in (--cold-build): cold `cargo build --offline` of a 10-tool crate on xcsh with
 #      only the macros feature, on xcsh with its default features, and on rmcp's macros.
 #
-# Usage: bench/run.sh [--smoke] [--only cli,corpora,warm,apply,edit,scale,micro,compile,patch,cold] [--runs N] [--cold-build]
+# Usage: bench/run.sh [--smoke] [--only cli,broad,corpora,warm,apply,edit,scale,micro,compile,patch,cold] [--runs N] [--cold-build]
 #   (scale is opt-in: --only scale, ~10 min: 1x, 5x and 10x the corpus)
 #   --smoke   a quick check that the benchmarks still work (CI runs it from
 #             scripts/test-all.sh): a few crates of the corpus, 2 patterns x 1 run with the
@@ -59,7 +62,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 
 smoke=0
-only="cli,corpora,warm,apply,edit,micro,compile,patch"
+only="cli,broad,corpora,warm,apply,edit,micro,compile,patch"
 runs=5
 runs_given=0
 cold_build=0
@@ -71,7 +74,7 @@ while [[ $# -gt 0 ]]; do
         --runs) runs="$2"; runs_given=1; shift ;;
         --runs=*) runs="${1#--runs=}"; runs_given=1 ;;
         --cold-build) cold_build=1 ;;
-        -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,58p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -128,7 +131,7 @@ if [[ "$version" != "ast-grep 0.51.1" ]]; then
     exit 2
 fi
 
-if wants cli || wants warm || wants apply || wants scale; then
+if wants cli || wants broad || wants warm || wants apply || wants scale; then
     # The corpus: vendored once, reused while its lock file is unchanged.
     if (( smoke )); then corpus="$work/corpus-smoke"; else corpus="$work/corpus-rust"; fi
     stamp="$(cat "$manifest" "$corpus_dir/Cargo.lock" | sha256sum | cut -c1-16)"
@@ -165,6 +168,14 @@ if wants cli; then
               --work "$work/cli" --out "$results/cli.json" --plan-stats "$bin/xcsh-plan-stats")
     if (( smoke )); then cli_args+=(--smoke --runs 1); else cli_args+=(--runs "$runs"); fi
     "$python" bench/cli_bench.py "${cli_args[@]}" || failed+=("cli (see above)")
+fi
+
+if wants broad; then
+    step "Broad structural patterns: ast_edit preview vs ast-grep CLI (shape prefilter)"
+    broad_args=(--set broad --xcsh "$bin/xcsh" --ast-grep "$ast_grep" --corpus "$corpus"
+                --work "$work/broad" --out "$results/broad.json" --plan-stats "$bin/xcsh-plan-stats")
+    if (( smoke )); then broad_args+=(--smoke --runs 1); else broad_args+=(--runs "$runs"); fi
+    "$python" bench/cli_bench.py "${broad_args[@]}" || failed+=("broad (see above)")
 fi
 
 if wants warm; then
@@ -296,7 +307,7 @@ fi
 step "Report"
 command="bench/run.sh"
 (( smoke )) && command+=" --smoke"
-[[ "$only_given" != "cli,corpora,warm,apply,edit,micro,compile,patch" ]] && command+=" --only $only_given"
+[[ "$only_given" != "cli,broad,corpora,warm,apply,edit,micro,compile,patch" ]] && command+=" --only $only_given"
 (( cold_build )) && command+=" --cold-build"
 "$python" bench/report.py --dir "$results" --command "$command" --out "$results/latest.md" >/dev/null
 # The same results as SVG charts beside the JSON (BENCHMARKS.md shows them).

@@ -21,6 +21,18 @@ use common::oracle::{
 /// `(what it exercises, the rule file)`.
 const CASES: &[(&str, &str)] = &[
     (
+        "broad shapes: pattern + inside a pattern (the shape prefilter reads both)",
+        "id: try-in-fn-without-params
+language: rust
+rule:
+  pattern: $X?
+  inside:
+    pattern: fn $F() { $$$B }
+    stopBy: end
+fix: ($X)?
+",
+    ),
+    (
         "pattern + inside (stopBy: end)",
         "id: unwrap-in-match
 language: rust

@@ -11,10 +11,11 @@
 //! Both read files only (nothing here writes), print nothing and keep no global state. Work is
 //! spread over all cores by the `ignore` crate's parallel walker, configured like the ast-grep
 //! CLI's (same .gitignore, .ignore and hidden-file rules), and a file is parsed only when its
-//! bytes contain the literal text a match needs (see `prefilter`). A Rust file (of 4 KiB
-//! or more) whose tree no [`ParseCache`] will keep is parsed only in the top-level items that
-//! hold that text (see `partial`): the matches are the same, and the rest of the file costs a
-//! lexer's pass.
+//! bytes contain the literal text a match needs (see `prefilter`) and, in Rust, when its
+//! tokens can take the pattern's shape (`prefilter::shape`: `fn $F() { … }` needs `(` and
+//! `)` side by side). A Rust file (of 4 KiB or more) whose tree no [`ParseCache`] will keep is
+//! parsed only in the top-level items where the shape (or that text) can be (see `partial`):
+//! the matches are the same, and the rest of the file costs a lexer's pass.
 //!
 //! ```
 //! use xcsh_tools::engine::{self, Control, EditRequest, Lang, Op, Scope};

@@ -332,7 +332,7 @@ fn word_end(src: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Past the string whose contents start at `i` (after its `"`).
-fn string_end(src: &[u8], mut i: usize) -> Option<usize> {
+pub(crate) fn string_end(src: &[u8], mut i: usize) -> Option<usize> {
     loop {
         match src.get(i)? {
             b'\\' => i = escape_end(src, i)?,
@@ -376,7 +376,7 @@ fn utf8_width(first: u8) -> usize {
 
 /// Past the raw string whose hashes (or quote) start at `i`; `r#ident` (a raw identifier)
 /// is not one, and ends at `i`.
-fn raw_string_end(src: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn raw_string_end(src: &[u8], i: usize) -> Option<usize> {
     let hashes = src[i..].iter().take_while(|&&b| b == b'#').count();
     if src.get(i + hashes) != Some(&b'"') {
         return if hashes > 0 { Some(i) } else { None };
@@ -398,7 +398,7 @@ fn raw_string_end(src: &[u8], i: usize) -> Option<usize> {
 
 /// Past a char literal at `i` (`'x'`, `'\n'`, `'\u{1F600}'`, and `''`, which tree-sitter
 /// reads as one), or past the `'` of a lifetime or a label.
-fn quote_end(src: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn quote_end(src: &[u8], i: usize) -> Option<usize> {
     match *src.get(i + 1)? {
         b'\'' => Some(i + 2),
         b'\\' => {
@@ -420,7 +420,7 @@ fn quote_end(src: &[u8], i: usize) -> Option<usize> {
 /// it, which the CLI's parse follows: `/*` nests and `*/` closes, but a `/` that ends a `//`
 /// does not begin a `/*` (`/* //* */` is one whole comment there, not the start of a nested
 /// one as for rustc).
-fn block_comment_end(src: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn block_comment_end(src: &[u8], i: usize) -> Option<usize> {
     #[derive(Clone, Copy)]
     enum After {
         Slash,

@@ -14,7 +14,7 @@ use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::{Language, Pattern};
 use serde::{Deserialize, Serialize};
 
-use super::prefilter::{Literal, Prefilter, leaf_literals, required_literals};
+use super::prefilter::{Literal, Prefilter, Shape, leaf_literals, required_literals, shape_of};
 use super::rule::{Rule, compile_rules};
 use super::{EngineError, Lang};
 
@@ -84,6 +84,9 @@ pub(crate) struct LangOps {
     pub ops: Vec<CompiledOp>,
     pub prefilter: Prefilter,
 }
+
+/// What a file must hold for a rule to match in it: literals, and the shapes of its patterns.
+type RuleNeeds = (Vec<Literal>, Vec<Shape>);
 
 /// A validated set of ops (or search patterns), compiled once for each language it applies to.
 ///
@@ -206,7 +209,7 @@ impl CompiledOps {
             .iter()
             .all(|r| r.lang == first_lang)
             .then_some(first_lang);
-        let mut per_lang: [Vec<(CompiledOp, Vec<Literal>)>; Lang::COUNT] = Default::default();
+        let mut per_lang: [Vec<(CompiledOp, RuleNeeds)>; Lang::COUNT] = Default::default();
         let len = rules.len();
         for (index, rule) in rules.into_iter().enumerate() {
             per_lang[rule.lang as usize].push((
@@ -214,7 +217,7 @@ impl CompiledOps {
                     index,
                     kind: OpKind::Rule(Box::new(rule.config)),
                 },
-                rule.literals,
+                (rule.literals, rule.shapes),
             ));
         }
         let mut by_lang: [Option<LangOps>; Lang::COUNT] = Default::default();
@@ -223,8 +226,9 @@ impl CompiledOps {
             if entries.is_empty() {
                 continue;
             }
-            let (ops, literals): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
-            let prefilter = Prefilter::new(lang, literals);
+            let (ops, needs): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
+            let (literals, shapes): (Vec<_>, Vec<_>) = needs.into_iter().unzip();
+            let prefilter = Prefilter::new(lang, literals).with_shapes(shapes);
             by_lang[lang as usize] = Some(LangOps { ops, prefilter });
         }
         Ok(Self {
@@ -375,6 +379,16 @@ impl CompiledOps {
                 ops.iter()
                     .map(|op| match &op.kind {
                         OpKind::Pattern { pattern, .. } => required_literals(pattern, lang),
+                        OpKind::Rule(_) => Vec::new(),
+                    })
+                    .collect(),
+            )
+            .with_shapes(
+                ops.iter()
+                    .map(|op| match &op.kind {
+                        OpKind::Pattern { pattern, .. } => {
+                            shape_of(pattern, lang).into_iter().collect()
+                        }
                         OpKind::Rule(_) => Vec::new(),
                     })
                     .collect(),

@@ -17,7 +17,7 @@ use ast_grep_language::SupportLang;
 use serde_json::Value;
 
 use super::pattern::{compile_pattern, shorten};
-use super::prefilter::{Literal, leaf_literals};
+use super::prefilter::{Literal, Shape, leaf_literals, shape_of};
 use super::{EngineError, Lang};
 
 /// A rule compiled by ast-grep-config.
@@ -30,6 +30,9 @@ pub(crate) struct CompiledRule {
     /// Literal text that every file with a match contains: the leaves of the `pattern`s a
     /// match needs (not those under `not`, `any` or `matches`).
     pub literals: Vec<Literal>,
+    /// The shapes of those same `pattern`s ([`Shape`]): a file in which one of them cannot
+    /// match holds no match of the rule.
+    pub shapes: Vec<Shape>,
 }
 
 /// Reads and compiles the rules in `text` (the field `field` of the call). `lang` is the
@@ -85,6 +88,10 @@ pub(crate) fn compile_rules(
             .get("rule")
             .map(|rule| rule_literals(rule, rule_lang))
             .unwrap_or_default();
+        let mut shapes = Vec::new();
+        if let Some(rule) = map.get("rule") {
+            rule_shapes(rule, rule_lang, &mut shapes);
+        }
         let serial: SerializableRuleConfig<SupportLang> =
             serde_json::from_value(doc).map_err(|e| fail(yaml_error(text, &e.to_string())))?;
         let config = RuleConfig::try_from(serial, &GlobalRules::default())
@@ -98,6 +105,7 @@ pub(crate) fn compile_rules(
             lang: rule_lang,
             config,
             literals,
+            shapes,
         });
     }
     Ok(out)
@@ -348,6 +356,29 @@ fn rule_literals(rule: &Value, lang: Lang) -> Vec<Literal> {
     out
 }
 
+/// The shapes of the patterns [`rule_literals`] reads: each must match somewhere in a file
+/// that holds a match (the rule's node, or the node a relation reaches).
+fn rule_shapes(rule: &Value, lang: Lang, out: &mut Vec<Shape>) {
+    let Value::Object(map) = rule else {
+        return;
+    };
+    if let Some(Value::String(pat)) = map.get("pattern")
+        && let Ok(pattern) = compile_pattern(pat, lang)
+    {
+        out.extend(shape_of(&pattern, lang));
+    }
+    if let Some(Value::Array(items)) = map.get("all") {
+        for item in items {
+            rule_shapes(item, lang, out);
+        }
+    }
+    for relation in ["has", "inside", "precedes", "follows"] {
+        if let Some(sub) = map.get(relation) {
+            rule_shapes(sub, lang, out);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,6 +507,31 @@ mod tests {
         assert!(
             msg.starts_with("rule: can match no node kind as written"),
             "{msg}"
+        );
+    }
+
+    #[test]
+    fn the_shapes_of_the_patterns_a_match_needs() {
+        let shapes = |text: &str| {
+            compile_rules(text, "rule", Some(Lang::Rust), false).unwrap()[0]
+                .shapes
+                .len()
+        };
+        assert_eq!(shapes("rule: {pattern: 'fn $F() { $$$B }'}\n"), 1);
+        assert_eq!(
+            shapes(
+                "rule:\n  all:\n    - pattern: $X?\n    - inside: {pattern: 'fn $F() { $$$B }', stopBy: end}\n"
+            ),
+            2
+        );
+        // Not under `not` or `any`; not for a pattern of one token.
+        assert_eq!(
+            shapes("rule:\n  pattern: $X?\n  not: {inside: {pattern: 'impl $T { $$$B }'}}\n"),
+            1
+        );
+        assert_eq!(
+            shapes("rule:\n  any:\n    - pattern: 'fn $F() {}'\n    - pattern: x\n"),
+            0
         );
     }
 

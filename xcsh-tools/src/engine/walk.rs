@@ -28,7 +28,7 @@ use serde::Serialize;
 use super::cache::{ParseCache, Stat};
 use super::matching::{Root, parse};
 use super::pattern::{LangOps, OpKind};
-use super::prefilter::Anchors;
+use super::prefilter::{Anchors, Tokens};
 use super::{CompiledOps, Control, EngineError, Lang, Progress, partial};
 use crate::changeset::Fingerprint;
 use crate::workspace::{Workspace, is_apply_state, is_temp_artifact};
@@ -402,7 +402,7 @@ impl Shared<'_> {
                 }
             }
         };
-        let may_match: Vec<usize> = (0..lang_ops.ops.len())
+        let mut may_match: Vec<usize> = (0..lang_ops.ops.len())
             .filter(|&i| {
                 lang_ops
                     .prefilter
@@ -414,6 +414,39 @@ impl Shared<'_> {
                 cache.keep(path, lang, stat, at, fingerprint, text.clone(), root);
             }
         };
+        // Found once: they choose what to parse here and where to look for matches later.
+        // Where an op has a shape, its anchors are where the shape may match in the file's
+        // tokens (lexed once, only then): none rules the op out.
+        let prefilter = &lang_ops.prefilter;
+        let tokens = may_match
+            .iter()
+            .any(|&i| prefilter.has_shape(i))
+            .then(|| Tokens::lex(text.as_bytes()))
+            .flatten();
+        let mut anchors: Vec<Option<Anchors>> = Vec::with_capacity(may_match.len());
+        may_match.retain(|&i| {
+            // A rule's shapes only rule the file in or out.
+            let (found, keep) = match lang_ops.ops[i].kind {
+                OpKind::Pattern { .. } => {
+                    let found = tokens
+                        .as_ref()
+                        .and_then(|tokens| prefilter.shape_anchors(i, tokens))
+                        .or_else(|| prefilter.anchors(i, text.as_bytes()));
+                    let keep = found.as_ref().is_none_or(|a| !a.is_empty());
+                    (found, keep)
+                }
+                OpKind::Rule(_) => (
+                    None,
+                    tokens
+                        .as_ref()
+                        .is_none_or(|tokens| prefilter.shapes_may_match(i, tokens)),
+                ),
+            };
+            if keep {
+                anchors.push(found);
+            }
+            keep
+        });
         if may_match.is_empty() {
             if root.is_none() {
                 keep(None);
@@ -421,14 +454,6 @@ impl Shared<'_> {
             return false;
         }
         self.parsed.fetch_add(1, Ordering::Relaxed);
-        // Found once: they choose what to parse here and where to look for matches later.
-        let anchors: Vec<Option<Anchors>> = may_match
-            .iter()
-            .map(|&i| match lang_ops.ops[i].kind {
-                OpKind::Pattern { .. } => lang_ops.prefilter.anchors(i, text.as_bytes()),
-                OpKind::Rule(_) => None,
-            })
-            .collect();
         if root.is_none() {
             // A tree no cache will keep serves this call only: parse just the items a match
             // can be in (see `partial`). A kept tree is whole, for every later pattern.

@@ -70,7 +70,11 @@ use super::Lang;
 use sequence::Then;
 
 mod sequence;
+mod shape;
 mod words;
+
+pub(crate) use shape::Shape;
+pub(crate) use shape::lexer::Tokens;
 
 pub(crate) use words::Words;
 
@@ -102,6 +106,20 @@ pub(crate) struct Next {
     /// (`impl<'a>` links `impl` to `a` across one) and neither word is in a token tree, where
     /// `'` is an unnamed token of its own (`m!(a 'static b)` matches `m!(a b)`).
     pub quote_rules_out: bool,
+}
+
+/// The shape of `pattern` in `lang` ([`shape`]), where a lexer for the language exists
+/// (Rust) and the pattern has a token to stand on; `None` also when the environment variable
+/// `XCSH_NO_SHAPE_PREFILTER` is set (to measure what the shape saves).
+pub(crate) fn shape_of(pattern: &Pattern, lang: Lang) -> Option<Shape> {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if lang != Lang::Rust
+        || *OFF.get_or_init(|| std::env::var_os("XCSH_NO_SHAPE_PREFILTER").is_some())
+    {
+        return None;
+    }
+    let ts = lang.support_lang().get_ts_language();
+    Shape::of(&pattern.node, &ts, sequence::anonymous_words(&ts))
 }
 
 /// The literals a match of `pattern` in `lang` needs, rarest-looking (longest) first.
@@ -536,6 +554,11 @@ impl Anchors {
         self.starts.iter().map(|&p| p..p + self.len)
     }
 
+    /// Whether there is no occurrence at all.
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
     /// Whether `start..end` covers a whole occurrence.
     pub fn covered_by(&self, start: usize, end: usize) -> bool {
         let i = self.starts.partition_point(|&p| p < start);
@@ -549,6 +572,9 @@ impl Anchors {
 /// without literals may match any file.
 pub(crate) struct Prefilter {
     alternatives: Vec<Vec<Finder>>,
+    /// Each op's shapes ([`Prefilter::with_shapes`]): a pattern's own, or the shapes of a
+    /// rule's patterns.
+    shapes: Vec<Vec<Shape>>,
     /// An op may match when any one of its literals occurs (not all): the near-miss search.
     any: bool,
 }
@@ -567,8 +593,36 @@ impl Prefilter {
                         .collect()
                 })
                 .collect(),
+            shapes: Vec::new(),
             any: false,
         }
+    }
+
+    /// The same prefilter, with `shapes[i]` the shapes of the i-th op: for a pattern its own
+    /// (its anchors are then where the shape may match, [`Prefilter::shape_anchors`]), for a
+    /// rule those of the patterns a match needs ([`Prefilter::shapes_may_match`]).
+    pub fn with_shapes(self, shapes: Vec<Vec<Shape>>) -> Self {
+        Self { shapes, ..self }
+    }
+
+    /// Whether op `i` has a shape.
+    pub fn has_shape(&self, i: usize) -> bool {
+        self.shapes.get(i).is_some_and(|s| !s.is_empty())
+    }
+
+    /// Where op `i`'s (first) shape may match in `tokens` (the file's): `None` when it has
+    /// none. An empty list means that no match can be in the file.
+    pub fn shape_anchors(&self, i: usize, tokens: &Tokens<'_>) -> Option<Anchors> {
+        let shape = self.shapes.get(i)?.first()?;
+        let (starts, len) = shape.anchors(tokens);
+        Some(Anchors { starts, len })
+    }
+
+    /// Whether every shape of op `i` may match somewhere in `tokens`.
+    pub fn shapes_may_match(&self, i: usize, tokens: &Tokens<'_>) -> bool {
+        self.shapes
+            .get(i)
+            .is_none_or(|shapes| shapes.iter().all(|s| s.may_match(tokens)))
     }
 
     /// A prefilter letting through the files that hold any one literal of an op (all when
