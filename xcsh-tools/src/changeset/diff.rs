@@ -307,14 +307,14 @@ fn text_diff(out: &mut String, old: &[u8], new: &[u8], a: &str, b: &str) {
 
 /// Appends the unified diff of `old` with `splices` made, diffing only the lines around
 /// each group of edits: the hunks a whole-file diff prints (see
-/// [`write_hunks`](crate::engine::preview::hunks::write_hunks)), nothing when no line changes.
+/// [`write_hunks`](super::hunks::write_hunks)), nothing when no line changes.
 fn spliced_diff(out: &mut String, old: &str, splices: &Splices, a: &str, b: &str) {
     let mut hunks = String::new();
     let edits = splices
         .edits()
         .iter()
         .map(|s| (s.range.clone(), s.text.as_str()));
-    crate::engine::preview::hunks::write_hunks(&mut hunks, old, edits, CONTEXT_LINES);
+    super::hunks::write_hunks(&mut hunks, old, edits, CONTEXT_LINES);
     if !hunks.is_empty() {
         let _ = writeln!(out, "--- {a}\n+++ {b}");
         out.push_str(&hunks);

@@ -63,6 +63,7 @@ mod diff;
 mod error;
 mod fault;
 mod fingerprint;
+pub(crate) mod hunks;
 mod kept;
 mod splice;
 mod undo;

@@ -133,23 +133,7 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>) -> Option<Vec<Rang
 /// Parses only `ranges` of `text` (from [`anchored_items`]); the whole file instead when that
 /// parse has a syntax error. `None` only when tree-sitter gives up, as [`super::matching::parse`].
 pub(crate) fn parse_ranges(text: &str, ranges: &[Range<usize>]) -> Option<Root> {
-    let included = with_points(text, ranges);
-    let tree = PARSER.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        let parser = match &mut *cell {
-            Some(parser) => parser,
-            slot => {
-                let mut parser = Parser::new();
-                parser
-                    .set_language(&SupportLang::Rust.get_ts_language())
-                    .ok()?;
-                slot.insert(parser)
-            }
-        };
-        parser.set_included_ranges(&included).ok()?;
-        parser.parse(text, None)
-    });
-    let root = tree.map(|tree| {
+    let root = parse_included(text, ranges).map(|tree| {
         AstGrep::doc(StrDoc {
             src: text.to_owned(),
             lang: SupportLang::Rust,
@@ -196,7 +180,12 @@ pub(crate) fn changed_items_parse(before: &str, after: &str) -> Option<bool> {
     if covered as f64 >= WORTH_IT * after.len() as f64 {
         return None;
     }
-    let included = with_points(after, &ranges);
+    parse_included(after, &ranges).map(|tree| !tree.root_node().has_error())
+}
+
+/// tree-sitter's parse of only `ranges` of Rust `text`, with this thread's parser.
+fn parse_included(text: &str, ranges: &[Range<usize>]) -> Option<tree_sitter::Tree> {
+    let included = with_points(text, ranges);
     PARSER.with(|cell| {
         let mut cell = cell.borrow_mut();
         let parser = match &mut *cell {
@@ -210,8 +199,7 @@ pub(crate) fn changed_items_parse(before: &str, after: &str) -> Option<bool> {
             }
         };
         parser.set_included_ranges(&included).ok()?;
-        let tree = parser.parse(after, None)?;
-        Some(!tree.root_node().has_error())
+        parser.parse(text, None)
     })
 }
 

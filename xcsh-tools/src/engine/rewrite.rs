@@ -29,6 +29,7 @@ use super::pattern::{LangOps, OpKind};
 use super::rule::Rule;
 use super::walk::{Candidate, Skipped, WalkOptions, walk};
 use super::{CompiledOps, Control, EngineError, Fingerprint, Lang, Op, ParseCache, Scope};
+use crate::changeset::hunks::spliced;
 use crate::changeset::{Splice, StaleFile, StaleReason};
 
 /// What to rewrite: the ops, the language and the cap.
@@ -746,25 +747,6 @@ pub(crate) fn plan_compiled(
             .collect(),
         matches_per_op: collected.per_op,
     })
-}
-
-/// `original[bytes]` with `edits` (sorted, disjoint, all inside `bytes`) made, in a string
-/// of `capacity` bytes: the new contents of a file, or of a few of its lines for a diff.
-pub(super) fn spliced<'a>(
-    original: &str,
-    bytes: Range<usize>,
-    edits: impl IntoIterator<Item = (&'a Range<usize>, &'a str)>,
-    capacity: usize,
-) -> String {
-    let mut out = String::with_capacity(capacity);
-    let mut at = bytes.start;
-    for (range, text) in edits {
-        out.push_str(&original[at..range.start]);
-        out.push_str(text);
-        at = range.end;
-    }
-    out.push_str(&original[at..bytes.end]);
-    out
 }
 
 #[cfg(test)]

@@ -7,8 +7,6 @@
 //! says so instead, as apply will refuse it. Everything else comes from the plan alone, in
 //! path order, so the same plan over the same files always renders the same way.
 
-pub(crate) mod hunks;
-
 use std::fmt::Write as _;
 
 use super::pattern::shorten;
@@ -77,7 +75,7 @@ pub fn try_unified_diff(file: &FileEdit) -> Result<String, StaleFile> {
         .replacements
         .iter()
         .map(|r| (r.range.clone(), file.after(r)));
-    hunks::write_hunks(&mut hunks, &original, splices, CONTEXT_LINES);
+    crate::changeset::hunks::write_hunks(&mut hunks, &original, splices, CONTEXT_LINES);
     if hunks.is_empty() {
         return Ok(hunks);
     }

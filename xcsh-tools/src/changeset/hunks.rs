@@ -14,8 +14,6 @@ use std::ops::Range;
 
 use similar::{DiffOp, TextDiff, udiff::UnifiedHunkHeader};
 
-use crate::engine::rewrite::spliced;
-
 /// Appends the hunks of `original` → `original` with `splices` made (sorted, disjoint byte
 /// ranges and their new text), with `radius` lines of context. Nothing when no line changes.
 pub(crate) fn write_hunks<'a>(
@@ -187,6 +185,25 @@ impl LineIndex {
     fn touched(&self, range: &Range<usize>) -> (usize, usize) {
         (self.line_of(range.start), self.line_of(range.end))
     }
+}
+
+/// `original[bytes]` with `edits` (sorted, disjoint, all inside `bytes`) made, in a string
+/// of `capacity` bytes: the new contents of a file, or of a few of its lines for a diff.
+pub(crate) fn spliced<'a>(
+    original: &str,
+    bytes: Range<usize>,
+    edits: impl IntoIterator<Item = (&'a Range<usize>, &'a str)>,
+    capacity: usize,
+) -> String {
+    let mut out = String::with_capacity(capacity);
+    let mut at = bytes.start;
+    for (range, text) in edits {
+        out.push_str(&original[at..range.start]);
+        out.push_str(text);
+        at = range.end;
+    }
+    out.push_str(&original[at..bytes.end]);
+    out
 }
 
 #[cfg(test)]
