@@ -457,7 +457,7 @@ impl McpServer {
     /// let tools = McpServer::new(registry).list();
     /// assert_eq!(tools[1].title.as_deref(), Some("AST Edit"));
     /// assert_eq!(tools[1].annotations.as_ref().unwrap().read_only_hint, Some(true));
-    /// assert!(tools[4].description.as_deref().unwrap().ends_with("Nothing is pending."));
+    /// assert!(tools.last().unwrap().description.as_deref().unwrap().ends_with("Nothing is pending."));
     /// ```
     pub fn list(&self) -> Vec<rmcp::model::Tool> {
         listing::tools(&self.session, false, self.outputs())

@@ -110,11 +110,14 @@ pub(crate) struct Next {
 
 /// The shape of `pattern` in `lang` ([`shape`]), where a lexer for the language exists
 /// (Rust) and the pattern has a token to stand on; `None` also when the environment variable
-/// `XCSH_NO_SHAPE_PREFILTER` is set (to measure what the shape saves).
+/// `XCSH_SHAPE_PREFILTER` is not set: the shape is opt-in for now (see below).
 pub(crate) fn shape_of(pattern: &Pattern, lang: Lang) -> Option<Shape> {
     static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     if lang != Lang::Rust
-        || *OFF.get_or_init(|| std::env::var_os("XCSH_NO_SHAPE_PREFILTER").is_some())
+        // Opt-in until the near-miss pass, which must see the files a shape rules out, walks
+        // without it (with it, `fn $F($$$A) { $$$B }` lost its `-> usize` suggestion).
+        || (!cfg!(test)
+            && *OFF.get_or_init(|| std::env::var_os("XCSH_SHAPE_PREFILTER").is_none()))
     {
         return None;
     }
