@@ -275,11 +275,13 @@ impl FaultPlan {
                 Effect::Sync(_) => (Vec::new(), Vec::new()),
                 Effect::SyncDir(d) | Effect::SyncFs(d) => (Vec::new(), vec![dir_id(d)]),
             };
+            let device = device_of(effect.path());
             recorded.push(Recorded {
                 step,
                 effect,
                 images,
                 dirs,
+                device,
             });
         }
     }
@@ -316,27 +318,27 @@ impl FaultPlan {
         let recorded = recorded;
         // Entry changes in a directory are durable up to its last fsync: by directory identity,
         // so that a directory renamed after its fsync (a stage) keeps what was synced in it.
-        // A `syncfs` after the change, on the filesystem (device) holding `dir`.
-        let fs_synced_after = |t: usize, dir: &Option<DirId>| {
-            dir.is_some_and(|(dev, _)| {
-                recorded[t + 1..].iter().any(|r| {
-                    matches!(r.effect, Effect::SyncFs(_))
-                        && r.dirs[0].is_some_and(|(d, _)| d == dev)
-                })
+        // A `syncfs` after effect `t`, on the filesystem (device) effect `t` changed: by the
+        // device seen when each was recorded, which no later rename of a directory moves.
+        let fs_synced_after = |t: usize| {
+            recorded[t].device.is_some_and(|dev| {
+                recorded[t + 1..]
+                    .iter()
+                    .any(|r| matches!(r.effect, Effect::SyncFs(_)) && r.device == Some(dev))
             })
         };
         let synced_after = |t: usize, dir: &Option<DirId>| {
-            dir.is_some()
-                && (recorded[t + 1..]
+            (dir.is_some()
+                && recorded[t + 1..]
                     .iter()
-                    .any(|r| matches!(r.effect, Effect::SyncDir(_)) && r.dirs[0] == *dir)
-                    || fs_synced_after(t, dir))
+                    .any(|r| matches!(r.effect, Effect::SyncDir(_)) && r.dirs[0] == *dir))
+                || fs_synced_after(t)
         };
-        let data_synced_after = |t: usize, p: &Path, dir: &Option<DirId>| {
+        let data_synced_after = |t: usize, p: &Path| {
             recorded[t + 1..]
                 .iter()
                 .any(|r| matches!(&r.effect, Effect::Sync(q) if q == p))
-                || fs_synced_after(t, dir)
+                || fs_synced_after(t)
         };
         let mut reverted = 0;
         for t in (0..recorded.len()).rev() {
@@ -381,7 +383,7 @@ impl FaultPlan {
                     reverted += 1;
                 }
                 Effect::Write(p) => {
-                    if data_synced_after(t, p, &r.dirs[0]) {
+                    if data_synced_after(t, p) {
                         continue;
                     }
                     let moved = recorded[t + 1..]
@@ -430,13 +432,29 @@ pub(crate) enum Effect {
     SyncFs(PathBuf),
 }
 
-/// One effect with what its paths held before it, and the identity of the directories
-/// whose entries it changes (or that it syncs).
+impl Effect {
+    /// The path it acts on (a rename's source: both sides are on one filesystem).
+    fn path(&self) -> &Path {
+        match self {
+            Effect::Link(p)
+            | Effect::Unlink(p)
+            | Effect::Rename(p, _)
+            | Effect::Write(p)
+            | Effect::Sync(p)
+            | Effect::SyncDir(p)
+            | Effect::SyncFs(p) => p,
+        }
+    }
+}
+
+/// One effect with what its paths held before it, the identity of the directories whose
+/// entries it changes (or that it syncs), and the filesystem it is on.
 struct Recorded {
     step: usize,
     effect: Effect,
     images: Vec<Image>,
     dirs: Vec<Option<DirId>>,
+    device: Option<u64>,
 }
 
 /// What a path held (a directory as a mere marker: the apply only ever removes empty ones).
@@ -448,6 +466,25 @@ enum Image {
 }
 
 type DirId = (u64, u64);
+
+/// The device of the filesystem holding `p`: that of its nearest ancestor that exists (a
+/// path about to be created, in a directory about to be made, is on its parent's).
+fn device_of(p: &Path) -> Option<u64> {
+    p.ancestors()
+        .find_map(|a| dir_id(a).or_else(|| file_id(a)))
+        .map(|(dev, _)| dev)
+}
+
+#[cfg(unix)]
+fn file_id(p: &Path) -> Option<DirId> {
+    use std::os::unix::fs::MetadataExt;
+    fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_: &Path) -> Option<DirId> {
+    None
+}
 
 fn parent(p: &Path) -> &Path {
     p.parent().unwrap_or(Path::new("."))
