@@ -121,7 +121,7 @@ impl AstGrep {
                 control,
                 || engine::search(&scope, &request, control),
                 |result| result.matches.is_empty(),
-                |result| result.totals.files_parsed == 0,
+                |result| result.totals.files_with_literals == 0,
             )
         })
         .await?

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::changeset::ChangeSet;
 use crate::engine::Lang;
-use crate::engine::{changed_items_parse, syntax_errors};
+use crate::engine::{ChangedItemsErrors, changed_items_errors, syntax_errors};
 
 /// Files whose verdict the notes give one by one; beyond it they are counted.
 const LISTED_FILES: usize = 20;
@@ -153,10 +153,12 @@ pub enum SyntaxVerdict {
     ChangesParse,
     /// The result has syntax errors, all of which the original had too.
     StillBroken {
-        /// How many error nodes the result has.
+        /// How many error nodes the result has (in a Rust file over 4 KiB judged by the
+        /// items the change touches, as for [`ChangesParse`](Self::ChangesParse): in those).
         errors: usize,
     },
-    /// The change introduces these errors (the first few; `more` counts the rest).
+    /// The change introduces these errors (the first few; `more` counts the rest). In a Rust
+    /// file over 4 KiB they are found in the items the change touches, each parsed alone.
     Introduced {
         /// The first introduced errors, in file order.
         errors: Vec<SyntaxError>,
@@ -351,11 +353,17 @@ fn judge(changes: &ChangeSet, file: &str, lang: Lang) -> SyntaxVerdict {
         Ok(None) => String::new(),
         Err(why) => return SyntaxVerdict::Unchecked { why },
     };
-    // A large Rust file: parse only the items the change touched, when they all parse.
-    if lang == Lang::Rust && changed_items_parse(&before, &after) == Some(true) {
-        return SyntaxVerdict::ChangesParse;
-    }
-    let after_errors = syntax_errors(&after, lang);
+    // A large Rust file: only the items the change touched are parsed, before and after.
+    let items = (lang == Lang::Rust)
+        .then(|| changed_items_errors(&before, &after))
+        .flatten();
+    let (after_errors, before_errors) = match items {
+        Some(ChangedItemsErrors { after, .. }) if after.is_empty() => {
+            return SyntaxVerdict::ChangesParse;
+        }
+        Some(ChangedItemsErrors { after, before }) => (after, Some(before)),
+        None => (syntax_errors(&after, lang), None),
+    };
     if after_errors.is_empty() {
         return SyntaxVerdict::Parses;
     }
@@ -364,11 +372,16 @@ fn judge(changes: &ChangeSet, file: &str, lang: Lang) -> SyntaxVerdict {
         let line = line_text(text, e.byte);
         (e.missing, e.text.clone(), line.trim().to_owned())
     };
-    let mut before_counts: HashMap<(bool, String, String), usize> = HashMap::new();
-    if !before.is_empty() {
-        for e in syntax_errors(&before, lang) {
-            *before_counts.entry(key(&before, &e)).or_default() += 1;
+    let before_errors = before_errors.unwrap_or_else(|| {
+        if before.is_empty() {
+            Vec::new()
+        } else {
+            syntax_errors(&before, lang)
         }
+    });
+    let mut before_counts: HashMap<(bool, String, String), usize> = HashMap::new();
+    for e in before_errors {
+        *before_counts.entry(key(&before, &e)).or_default() += 1;
     }
     let mut introduced = Vec::new();
     for e in &after_errors {

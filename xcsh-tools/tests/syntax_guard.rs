@@ -373,3 +373,52 @@ async fn a_large_rust_file_is_judged_by_the_items_that_changed() {
     );
     assert!(text.contains("This change will be refused"), "{text}");
 }
+
+/// A large Rust file with an error already in it: the items a change touches are compared,
+/// before and after, without parsing the whole file; the old error is not blamed on a change
+/// elsewhere, a new one is, and an item that stays broken the same way is "still broken".
+#[test]
+fn a_large_rust_file_with_an_old_error_is_judged_by_the_changed_items() {
+    use xcsh_tools::changeset::ChangeSet;
+    use xcsh_tools::workspace::Workspace;
+    let dir = tempfile::tempdir().unwrap();
+    let mut src = String::new();
+    for i in 0..200 {
+        src.push_str(&format!(
+            "pub fn item_{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n\n"
+        ));
+    }
+    // An old error, in item 10: a `let` without its `;`.
+    let src = src.replace("    x + 10\n", "    let y = 1\n    x + 10\n");
+    fs::write(dir.path().join("big.rs"), &src).unwrap();
+    let check = |after: String| {
+        let mut cs = ChangeSet::new(Workspace::new(dir.path()).unwrap());
+        cs.modify("big.rs", after).unwrap();
+        SyntaxReport::check(&cs).files.remove(0).verdict
+    };
+    // Elsewhere, a change that parses: the old error is not the change's.
+    assert_eq!(
+        check(src.replace("    x + 150\n", "    x * 150\n")),
+        SyntaxVerdict::ChangesParse
+    );
+    // A new error in item 150 is found at its line, the old one left out.
+    let line = 1 + src[..src.find("    x + 150\n").unwrap()]
+        .matches('\n')
+        .count();
+    match check(src.replace("    x + 150\n", "    x + (150\n")) {
+        SyntaxVerdict::Introduced { errors, more } => {
+            assert_eq!(more, 0, "{errors:?}");
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert_eq!(
+                errors[0].to_string(),
+                format!("introduces a syntax error at big.rs:{line}:13 (`)` expected)")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // The broken item changed elsewhere in it, still broken the same way.
+    assert_eq!(
+        check(src.replace("    x + 10\n", "    x - 10\n")),
+        SyntaxVerdict::StillBroken { errors: 1 }
+    );
+}

@@ -57,7 +57,11 @@ pub fn syntax_errors(text: &str, lang: Lang) -> Vec<SyntaxErrorNode> {
     let Some(root) = parse(text, lang) else {
         return Vec::new();
     };
-    let node = root.root().get_inner_node();
+    errors_under(root.root().get_inner_node(), text)
+}
+
+/// The `ERROR` and `MISSING` nodes under `node`, of a tree parsed from `text`, in order.
+pub(crate) fn errors_under(node: tree_sitter::Node<'_>, text: &str) -> Vec<SyntaxErrorNode> {
     let mut found = Vec::new();
     if !node.has_error() {
         return found;

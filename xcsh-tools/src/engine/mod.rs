@@ -65,7 +65,7 @@ pub use lang::Lang;
 #[cfg(feature = "testing")]
 pub use near_miss::NEAR_MISS_FLOOR;
 pub(crate) use near_miss::search_then_near_misses;
-pub(crate) use partial::changed_items_parse;
+pub(crate) use partial::{ChangedItemsErrors, changed_items_errors};
 // The binary's one-walk answer after a search that parsed nothing: plumbing, not API.
 pub use matching::{MAX_ERROR_LEAVES, SyntaxErrorNode, syntax_errors};
 #[doc(hidden)]

@@ -146,41 +146,87 @@ pub(crate) fn parse_ranges(text: &str, ranges: &[Range<usize>]) -> Option<Root> 
     }
 }
 
-/// For the syntax guard: whether every top-level item of Rust `after` that is not, text for
-/// text, an item of `before` parses without an error when parsed alone (`Some(true)`), or not
-/// (`Some(false)`). `None` when that cannot be told cheaply: a small file, text the lexer
-/// cannot cut, or changed items that are most of the file; the caller parses it whole.
+/// For the syntax guard: the syntax errors of the top-level items of Rust `after` that are
+/// not, text for text, items of `before` (each parsed alone), and when there are any, those of
+/// the items of `before` that are not items of `after`. `None` when that cannot be told
+/// cheaply: a small file, text the lexer cannot cut, or changed items that are most of the
+/// file; the caller parses both whole.
 ///
 /// Sound for the same reason as [`parse_ranges`]: each top-level item parses the same whatever
 /// stands around it, so an item the change did not touch has the errors (or none) it had, and
-/// a change introduces an error only in an item it touched.
-pub(crate) fn changed_items_parse(before: &str, after: &str) -> Option<bool> {
+/// a change introduces an error only in an item it touched: comparing the touched items'
+/// errors, before and after, is comparing the files'.
+pub(crate) fn changed_items_errors(before: &str, after: &str) -> Option<ChangedItemsErrors> {
     if after.len() < SMALL_FILE {
         return None;
     }
-    let bounds = item_boundaries(after.as_bytes())?;
-    let kept: std::collections::HashSet<&str> = item_boundaries(before.as_bytes())
-        .map(|b| b.windows(2).map(|w| &before[w[0]..w[1]]).collect())
-        .unwrap_or_default();
+    let after_items = items(after)?;
+    let before_items = items(before).unwrap_or_default();
+    let after_ranges = touched(&after_items, &before_items)?;
+    if after_ranges.is_empty() {
+        // Only items the file already had, reordered or removed: nothing new to parse.
+        return Some(ChangedItemsErrors::default());
+    }
+    let errors = |text: &str, ranges: &[Range<usize>]| {
+        parse_included(text, ranges)
+            .map(|tree| super::matching::errors_under(tree.root_node(), text))
+    };
+    let after_errors = errors(after, &after_ranges)?;
+    if after_errors.is_empty() {
+        return Some(ChangedItemsErrors::default());
+    }
+    let before_errors = match touched(&before_items, &after_items) {
+        Some(ranges) if ranges.is_empty() => Vec::new(),
+        Some(ranges) => errors(before, &ranges)?,
+        None if before.is_empty() => Vec::new(),
+        // The original's changed items are most of it: all of it.
+        None => super::matching::syntax_errors(before, Lang::Rust),
+    };
+    Some(ChangedItemsErrors {
+        after: after_errors,
+        before: before_errors,
+    })
+}
+
+/// What [`changed_items_errors`] found: the errors of the changed items after the change and,
+/// when there are any, before it.
+#[derive(Debug, Default)]
+pub(crate) struct ChangedItemsErrors {
+    pub after: Vec<super::SyntaxErrorNode>,
+    pub before: Vec<super::SyntaxErrorNode>,
+}
+
+/// The top-level items of Rust `text`, as (byte range, text).
+fn items(text: &str) -> Option<Vec<(Range<usize>, &str)>> {
+    let bounds = item_boundaries(text.as_bytes())?;
+    Some(
+        bounds
+            .windows(2)
+            .map(|w| (w[0]..w[1], &text[w[0]..w[1]]))
+            .collect(),
+    )
+}
+
+/// The ranges (adjacent ones joined) of the items of `of` that are not, text for text, items
+/// of `other`; `None` when they are most of the file, so that parsing them would not pay.
+fn touched(
+    of: &[(Range<usize>, &str)],
+    other: &[(Range<usize>, &str)],
+) -> Option<Vec<Range<usize>>> {
+    let kept: std::collections::HashSet<&str> = other.iter().map(|(_, t)| *t).collect();
     let mut ranges: Vec<Range<usize>> = Vec::new();
-    for w in bounds.windows(2) {
-        if kept.contains(&after[w[0]..w[1]]) {
+    for (range, text) in of {
+        if kept.contains(text) {
             continue;
         }
         match ranges.last_mut() {
-            Some(prev) if prev.end == w[0] => prev.end = w[1],
-            _ => ranges.push(w[0]..w[1]),
+            Some(prev) if prev.end == range.start => prev.end = range.end,
+            _ => ranges.push(range.clone()),
         }
     }
-    if ranges.is_empty() {
-        // Only items the file already had, reordered or removed: nothing new to parse.
-        return Some(true);
-    }
-    let covered: usize = ranges.iter().map(|r| r.len()).sum();
-    if covered as f64 >= WORTH_IT * after.len() as f64 {
-        return None;
-    }
-    parse_included(after, &ranges).map(|tree| !tree.root_node().has_error())
+    let len = of.last().map_or(0, |(r, _)| r.end);
+    let covered: usize = ranges.iter().map(ExactSizeIterator::len).sum();
+    ((covered as f64) < WORTH_IT * len as f64).then_some(ranges)
 }
 
 /// tree-sitter's parse of only `ranges` of Rust `text`, with this thread's parser.

@@ -254,6 +254,15 @@ impl CompiledOps {
     /// no file [`for_search`](Self::for_search) does not: every pattern needs at most one
     /// literal, the same for both (a misspelt `frobnicate($A)`), so the files holding any of
     /// them are the files holding all of them, which the pass has already looked at.
+    /// The same ops, their prefilters without shapes: files are ruled in or out by their
+    /// literals alone (the near-miss pass looks where a shape does not match).
+    pub(crate) fn without_shapes(mut self) -> Self {
+        for lang_ops in self.by_lang.iter_mut().flatten() {
+            lang_ops.prefilter.clear_shapes();
+        }
+        self
+    }
+
     pub(crate) fn for_near_misses(
         patterns: &[String],
         lang: Option<Lang>,

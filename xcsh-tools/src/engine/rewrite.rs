@@ -238,6 +238,11 @@ pub struct EditTotals {
     pub files_scanned: usize,
     /// Of those, files parsed (the others could not contain a match).
     pub files_parsed: usize,
+    /// Of the files scanned, those holding every literal (word) of a pattern: a superset
+    /// of the files parsed, the rest ruled out by the pattern's token shape. Without the
+    /// shape prefilter these would all have been parsed.
+    #[serde(skip)]
+    pub files_with_literals: usize,
     /// Files in the plan.
     pub files_changed: usize,
     /// Replacements in the plan.
@@ -731,6 +736,7 @@ pub(crate) fn plan_compiled(
         totals: EditTotals {
             files_scanned: report.files_scanned,
             files_parsed: report.files_parsed,
+            files_with_literals: report.files_with_literals,
             files_changed: files.len(),
             replacements,
             replacements_found: collected.found,

@@ -97,6 +97,11 @@ pub struct SearchTotals {
     pub files_scanned: usize,
     /// Of those, files parsed.
     pub files_parsed: usize,
+    /// Of the files scanned, those holding every literal (word) of a pattern: a superset
+    /// of the files parsed, the rest ruled out by the pattern's token shape. Without the
+    /// shape prefilter these would all have been parsed.
+    #[serde(skip)]
+    pub files_with_literals: usize,
     /// Files with at least one match (before the limit).
     pub files_matched: usize,
     /// Matches kept.
@@ -340,6 +345,7 @@ pub fn search(
         totals: SearchTotals {
             files_scanned: report.files_scanned,
             files_parsed: report.files_parsed,
+            files_with_literals: report.files_with_literals,
             files_matched: col.files_matched,
             matches: matches.len(),
             matches_found: col.found,

@@ -185,6 +185,8 @@ pub(crate) struct WalkReport {
     pub skipped: Skipped,
     pub files_scanned: usize,
     pub files_parsed: usize,
+    /// Files holding every literal of some op: those parsed, and those a shape ruled out.
+    pub files_with_literals: usize,
     pub warnings: Vec<String>,
 }
 
@@ -308,6 +310,7 @@ struct Shared<'a> {
     skipped: Mutex<Skipped>,
     scanned: AtomicUsize,
     parsed: AtomicUsize,
+    with_literals: AtomicUsize,
     matched: AtomicUsize,
     too_many: AtomicBool,
     cancelled: AtomicBool,
@@ -409,6 +412,9 @@ impl Shared<'_> {
                     .op_may_match(i, text.as_bytes(), words.as_deref())
             })
             .collect();
+        if !may_match.is_empty() {
+            self.with_literals.fetch_add(1, Ordering::Relaxed);
+        }
         let keep = |root: Option<Arc<Root>>| {
             if let (Some(cache), Some(stat), Some((at, fingerprint))) = (self.cache, stat, read) {
                 cache.keep(path, lang, stat, at, fingerprint, text.clone(), root);
@@ -455,12 +461,18 @@ impl Shared<'_> {
         }
         self.parsed.fetch_add(1, Ordering::Relaxed);
         if root.is_none() {
-            // A tree no cache will keep serves this call only: parse just the items a match
-            // can be in (see `partial`). A kept tree is whole, for every later pattern.
-            let ranges = match self.cache {
-                Some(cache) if cache.would_keep_tree(text.len()) => None,
-                _ => partial::ranges_for(&text, lang, lang_ops, &may_match, &anchors),
-            };
+            // Parse just the items a match can be in (see `partial`). A kept tree is whole,
+            // for every later pattern: with a cache that would keep it, the whole file is
+            // parsed when those items are half of it or more (it costs at most twice the
+            // items'); when they are less, this call does not pay for later ones (the file's
+            // text is still kept), as a broad pattern's preview through a session would.
+            let ranges =
+                partial::ranges_for(&text, lang, lang_ops, &may_match, &anchors).filter(|ranges| {
+                    let items: usize = ranges.iter().map(ExactSizeIterator::len).sum();
+                    self.cache.is_none_or(|cache| {
+                        items * 2 < text.len() || !cache.would_keep_tree(text.len())
+                    })
+                });
             let whole = ranges.is_none();
             root = match ranges {
                 Some(ranges) => partial::parse_ranges(&text, &ranges),
@@ -612,6 +624,7 @@ pub(crate) fn walk(
         skipped: Mutex::new(Skipped::default()),
         scanned: AtomicUsize::new(0),
         parsed: AtomicUsize::new(0),
+        with_literals: AtomicUsize::new(0),
         matched: AtomicUsize::new(0),
         too_many: AtomicBool::new(false),
         cancelled: AtomicBool::new(false),
@@ -701,6 +714,7 @@ pub(crate) fn walk(
         skipped,
         files_scanned: shared.scanned.load(Ordering::Relaxed).min(opts.max_files),
         files_parsed: shared.parsed.load(Ordering::Relaxed),
+        files_with_literals: shared.with_literals.load(Ordering::Relaxed),
         warnings,
     })
 }

@@ -109,11 +109,13 @@ pub fn near_misses(
     near_misses_in(within, patterns, unmatched, deadline, ctl, true)
 }
 
-/// [`near_misses`] after a search of exactly `patterns` over `within` that parsed no file
-/// (its totals' `files_parsed` is 0): then no file holds every literal of a pattern, and the
+/// [`near_misses`] after a search of exactly `patterns` over `within` that found no file
+/// holding every literal of a pattern (its totals' `files_with_literals` is 0, so it parsed
+/// none either): then the
 /// pass looks only at the files holding any one of them, in one walk instead of two. This
 /// is what the built-in tools and `xcsh ast-edit` do. Only for that case: after a search
-/// that parsed files, or over another scope, it can miss code that [`near_misses`] finds.
+/// that found such files, or over another scope, it can miss code that [`near_misses`]
+/// finds.
 ///
 /// ```
 /// use std::time::{Duration, Instant};
@@ -126,7 +128,7 @@ pub fn near_misses(
 /// let scope = Scope::root(&ws);
 /// let request = SearchRequest { patterns: vec!["Rc::new($A)".into()], lang: Some(Lang::Rust), ..Default::default() };
 /// let found = engine::search(&scope, &request, &Control::default())?;
-/// assert_eq!((found.matches.len(), found.totals.files_parsed), (0, 0));
+/// assert_eq!((found.matches.len(), found.totals.files_with_literals), (0, 0));
 ///
 /// let within = Within { scope: &scope, lang: request.lang, walk: &request.walk, cache: None };
 /// let deadline = Instant::now() + Duration::from_secs(5);
@@ -147,7 +149,8 @@ pub fn near_misses_after_parsing_none(
 }
 
 /// [`near_misses`], looking first in the files holding every literal of a pattern only when
-/// `strict`: a search over the same patterns that parsed no file has shown there are none.
+/// `strict`: a search over the same patterns that found no such file has shown there are
+/// none.
 fn near_misses_in(
     within: &Within<'_>,
     patterns: &[String],
@@ -165,8 +168,10 @@ fn near_misses_in(
     // First the files holding every literal of a pattern (those the search itself parsed,
     // so a cache has their trees), then, while time is left and fewer than enough were found,
     // the files holding any one of them (unless those are the same files).
+    // The first phase walks without shapes: a shape rules out exactly the near misses (the
+    // function with a `-> usize` the pattern lacks).
     let (Ok(all_of), Ok(any_of)) = (
-        CompiledOps::for_search(patterns, lang),
+        CompiledOps::for_search(patterns, lang).map(CompiledOps::without_shapes),
         CompiledOps::for_near_misses(patterns, lang),
     ) else {
         return Vec::new();
@@ -330,15 +335,15 @@ pub fn with_near_misses<T>(
 }
 
 /// [`with_near_misses`] for a search of exactly `patterns` over `within` (the built-in
-/// tools' own), which says whether it parsed no file: then no file holds every literal of a
-/// pattern, and the pass does not walk again to find none.
+/// tools' own), which says whether it found no file holding every literal of a pattern:
+/// then the pass does not walk again to find none.
 pub(crate) fn search_then_near_misses<T>(
     within: &Within<'_>,
     patterns: &[String],
     control: &Control<'_>,
     search: impl FnOnce() -> Result<T, EngineError>,
     found_nothing: impl Fn(&T) -> bool,
-    parsed_none: impl Fn(&T) -> bool,
+    none_with_literals: impl Fn(&T) -> bool,
 ) -> Result<(T, Vec<NearMiss>), EngineError> {
     let started = Instant::now();
     let result = search()?;
@@ -347,7 +352,7 @@ pub(crate) fn search_then_near_misses<T>(
     }
     let deadline = near_miss_deadline(started.elapsed());
     let unmatched: Vec<usize> = (0..patterns.len()).collect();
-    let strict = !parsed_none(&result);
+    let strict = !none_with_literals(&result);
     let misses = near_misses_in(within, patterns, &unmatched, deadline, control, strict);
     Ok((result, misses))
 }

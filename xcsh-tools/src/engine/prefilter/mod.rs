@@ -109,15 +109,13 @@ pub(crate) struct Next {
 }
 
 /// The shape of `pattern` in `lang` ([`shape`]), where a lexer for the language exists
-/// (Rust) and the pattern has a token to stand on; `None` also when the environment variable
-/// `XCSH_SHAPE_PREFILTER` is not set: the shape is opt-in for now (see below).
+/// (Rust) and the pattern has a token to stand on. `XCSH_NO_SHAPE_PREFILTER` set in the
+/// environment turns shapes off (to measure what they save, or to rule them out).
 pub(crate) fn shape_of(pattern: &Pattern, lang: Lang) -> Option<Shape> {
     static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     if lang != Lang::Rust
-        // Opt-in until the near-miss pass, which must see the files a shape rules out, walks
-        // without it (with it, `fn $F($$$A) { $$$B }` lost its `-> usize` suggestion).
         || (!cfg!(test)
-            && *OFF.get_or_init(|| std::env::var_os("XCSH_SHAPE_PREFILTER").is_none()))
+            && *OFF.get_or_init(|| std::env::var_os("XCSH_NO_SHAPE_PREFILTER").is_some()))
     {
         return None;
     }
@@ -606,6 +604,11 @@ impl Prefilter {
     /// rule those of the patterns a match needs ([`Prefilter::shapes_may_match`]).
     pub fn with_shapes(self, shapes: Vec<Vec<Shape>>) -> Self {
         Self { shapes, ..self }
+    }
+
+    /// Forgets every op's shapes: files are then ruled in or out by literals alone.
+    pub fn clear_shapes(&mut self) {
+        self.shapes.clear();
     }
 
     /// Whether op `i` has a shape.
