@@ -7,12 +7,13 @@ use serde_json::Value;
 use xcsh_core::{AgentToolResult, CustomTool, ToolContext, ToolError};
 use xcsh_macros::{custom_tool, pending};
 
-use crate::changeset::{ApplyError, ChangeSet};
+use crate::changeset::ChangeSet;
 use crate::config::AstToolsConfig;
 use crate::output::{ChangeOutput, ChangeTotals, preview_resource, published};
 use crate::patch::{FileAction, PatchPlan, PlannedFile, parse, plan};
 use crate::run::{plural, workspace};
-use crate::syntax::{SyntaxGuard, SyntaxReport, with_syntax};
+use crate::staged::{apply_guarded, judge_syntax};
+use crate::syntax::SyntaxReport;
 
 /// The tool's name.
 pub const APPLY_PATCH: &str = <ApplyPatch as CustomTool>::NAME;
@@ -99,19 +100,9 @@ impl ApplyPatch {
             return Ok(AgentToolResult::text(text).with_output(&output));
         }
         // The syntax guard: does every changed file still parse?
-        let checked = changes.clone();
-        let syntax = tokio::task::spawn_blocking(move || SyntaxReport::check(&checked))
-            .await
-            .map_err(|join| ToolError::new(format!("the syntax check did not complete: {join}")))?;
-        let refuse = config.syntax_guard() == SyntaxGuard::Refuse;
-        let refusal = syntax.refusal(config.syntax_guard());
         let mut notes = planned.notes.clone();
-        notes.extend(syntax.notes());
-        if let Some(refusal) = &refusal {
-            notes.push(format!("This change will be refused: {refusal}"));
-        }
         let mut text = render_preview(&planned, config.max_preview_chars());
-        with_syntax(&mut text, &syntax, refusal.as_deref());
+        let (syntax, refuse) = judge_syntax(&changes, &config, &mut notes, &mut text).await?;
         let rows: Vec<Row> = planned.files.iter().map(Row::of).collect();
         let details =
             serde_json::json!({ "files": rows, "notes": planned.notes, "syntax": syntax });
@@ -306,29 +297,14 @@ impl ApplyPatchAction {
     }
 
     async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
-        let guard = if self.refuse {
-            SyntaxGuard::Refuse
-        } else {
-            SyntaxGuard::Warn
-        };
-        if let Some(refusal) = self.syntax.refusal(guard) {
-            return Err(ToolError::new(refusal));
-        }
-        let changes = self.changes.clone();
-        let outcome = tokio::task::spawn_blocking(move || match changes.apply() {
-            // A durable session's process applied it and stopped before it could say so.
-            Err(ApplyError::Stale { .. }) if changes.already_applied() => Ok(None),
-            other => other.map(Some),
-        })
-        .await
-        .map_err(|join| ToolError::new(format!("the apply did not complete: {join}")))?
-        .map_err(ApplyError::into_tool_error)?;
+        let written = apply_guarded(&self.changes, &self.syntax, self.refuse).await?;
         let what = summary(&self.rows);
-        Ok(AgentToolResult::text(match outcome {
-            Some(_) => format!("Applied the patch: {what}."),
-            None => format!(
+        Ok(AgentToolResult::text(if written {
+            format!("Applied the patch: {what}.")
+        } else {
+            format!(
                 "Already applied: the patch ({what}) is already in the files (applied earlier, by a process that stopped before it could report it); nothing was written now."
-            ),
+            )
         }))
     }
 }

@@ -7,14 +7,15 @@ use serde_json::Value;
 use xcsh_core::{AgentToolResult, CustomTool, ToolContext, ToolError};
 use xcsh_macros::{custom_tool, pending, tool_param};
 
-use crate::changeset::{ApplyError, ChangeSet};
+use crate::changeset::ChangeSet;
 use crate::config::AstToolsConfig;
 use crate::engine::{self, EditPlan, EditRequest, Op, Within, preview, search_then_near_misses};
 use crate::output::{ChangeOutput, ChangeTotals, preview_resource, published};
 use crate::run::{
     first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };
-use crate::syntax::{SyntaxGuard, SyntaxReport, with_syntax};
+use crate::staged::{apply_guarded, judge_syntax};
+use crate::syntax::SyntaxReport;
 
 /// The tool's name.
 pub const AST_EDIT: &str = <AstEdit as CustomTool>::NAME;
@@ -149,7 +150,7 @@ impl AstEdit {
                 control,
                 || engine::plan_edits(&scope, &request, control),
                 |plan| plan.totals.replacements == 0,
-                |plan| plan.totals.files_parsed == 0,
+                |plan| plan.totals.files_with_literals == 0,
             )
         })
         .await?
@@ -201,18 +202,8 @@ impl AstEdit {
                 })?;
         }
         // The syntax guard: does every changed file still parse?
-        let checked = changes.clone();
-        let syntax = tokio::task::spawn_blocking(move || SyntaxReport::check(&checked))
-            .await
-            .map_err(|join| ToolError::new(format!("the syntax check did not complete: {join}")))?;
-        let refuse = config.syntax_guard() == SyntaxGuard::Refuse;
-        let refusal = syntax.refusal(config.syntax_guard());
         let mut notes = notes;
-        notes.extend(syntax.notes());
-        if let Some(refusal) = &refusal {
-            notes.push(format!("This change will be refused: {refusal}"));
-        }
-        with_syntax(&mut text, &syntax, refusal.as_deref());
+        let (syntax, refuse) = judge_syntax(&changes, &config, &mut notes, &mut text).await?;
         if let Some(map) = details.as_object_mut() {
             map.insert(
                 "syntax".to_owned(),
@@ -480,30 +471,14 @@ impl AstEditAction {
     }
 
     async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
-        let guard = if self.refuse {
-            SyntaxGuard::Refuse
-        } else {
-            SyntaxGuard::Warn
-        };
-        if let Some(refusal) = self.syntax.refusal(guard) {
-            return Err(ToolError::new(refusal));
-        }
-        let changes = self.changes.clone();
-        let outcome = tokio::task::spawn_blocking(move || match changes.apply() {
-            // Stale because a process applied it and stopped before it could say so (a
-            // restart of a durable session): done, and not written twice.
-            Err(ApplyError::Stale { .. }) if changes.already_applied() => Ok(None),
-            other => other.map(Some),
-        })
-        .await
-        .map_err(|join| ToolError::new(format!("the apply did not complete: {join}")))?
-        .map_err(ApplyError::into_tool_error)?;
+        let written = apply_guarded(&self.changes, &self.syntax, self.refuse).await?;
         let what = summary(self.replacements, self.files);
-        Ok(AgentToolResult::text(match outcome {
-            Some(_) => format!("Applied {what}."),
-            None => format!(
+        Ok(AgentToolResult::text(if written {
+            format!("Applied {what}.")
+        } else {
+            format!(
                 "Already applied: {what} is already in the files (applied earlier, by a process that stopped before it could report it or by an identical change); nothing was written now."
-            ),
+            )
         }))
     }
 }

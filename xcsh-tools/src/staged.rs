@@ -1,6 +1,7 @@
 //! One file's change, previewed and pending: what `edit` and `write_file` share (the preview
 //! text with its diff and syntax verdict, the details an approval prompt shows, the bounded
-//! structured output, and the apply with its syntax-guard refusal).
+//! structured output, and the apply with its syntax-guard refusal); the apply itself,
+//! [`apply_guarded`], serves `ast_edit` and `apply_patch` too.
 
 use std::fmt::Write as _;
 
@@ -11,7 +12,7 @@ use xcsh_core::{AgentToolResult, PendingAction, ToolContext, ToolError};
 use crate::changeset::{ApplyError, ChangeSet};
 use crate::config::AstToolsConfig;
 use crate::output::{ChangeOutput, ChangeTotals, preview_resource, published};
-use crate::syntax::{SyntaxGuard, SyntaxReport};
+use crate::syntax::{SyntaxGuard, SyntaxReport, with_syntax};
 
 /// Characters of before/after text per change in the details.
 const DETAIL_TEXT_CHARS: usize = 200;
@@ -77,12 +78,7 @@ impl Staged {
 
     /// The refusal apply returns, when the guard refuses this change.
     pub(crate) fn refusal(&self) -> Option<String> {
-        let guard = if self.refuse {
-            SyntaxGuard::Refuse
-        } else {
-            SyntaxGuard::Warn
-        };
-        self.syntax.refusal(guard)
+        self.syntax.refusal(guard_of(self.refuse))
     }
 
     /// The preview's text: headline, diff (cut at the configured size), notes, what to do.
@@ -140,25 +136,95 @@ impl Staged {
 
     /// Writes the change (or refuses, writing nothing): `done` is the text on success.
     pub(crate) async fn apply(&self, done: String) -> Result<AgentToolResult, ToolError> {
-        if let Some(refusal) = self.refusal() {
-            return Err(ToolError::new(refusal));
-        }
-        let changes = self.changes.clone();
-        let outcome = tokio::task::spawn_blocking(move || match changes.apply() {
-            Err(ApplyError::Stale { .. }) if changes.already_applied() => Ok(None),
-            other => other.map(Some),
-        })
-        .await
-        .map_err(|join| ToolError::new(format!("the apply did not complete: {join}")))?
-        .map_err(ApplyError::into_tool_error)?;
-        Ok(AgentToolResult::text(match outcome {
-            Some(_) => done,
-            None => format!(
+        let written = apply_guarded(&self.changes, &self.syntax, self.refuse).await?;
+        Ok(AgentToolResult::text(if written {
+            done
+        } else {
+            format!(
                 "Already applied: {} is already in the file (applied earlier, by a process that stopped before it could report it, or by an identical change); nothing was written now.",
                 self.summary
-            ),
+            )
         }))
     }
+}
+
+/// The `#[pending]` hooks of an action that holds one `staged: Staged` (`edit`'s,
+/// `write_file`'s), each handed to it: the details (every replaced place, the totals and the
+/// syntax verdict), the effect, its digest and the narrowing to some files.
+macro_rules! staged_hooks {
+    ($action:ty) => {
+        impl $action {
+            fn shown_details(&self) -> serde_json::Value {
+                self.staged.details.clone()
+            }
+
+            fn touched(&self) -> xcsh_core::Effect {
+                self.staged.effect()
+            }
+
+            fn digest(&self) -> String {
+                self.staged.changes.effect_digest()
+            }
+
+            fn only(&mut self, files: &[String]) -> Result<(), String> {
+                self.staged.only(files)
+            }
+        }
+    };
+}
+pub(crate) use staged_hooks;
+
+/// The syntax guard on a change `ast_edit` or `apply_patch` previews: judged off the async
+/// runtime, its notes (and the refusal, under `refuse`) added to `notes` and to the
+/// preview's `text`. Returns the verdict and whether the guard refuses a broken file.
+pub(crate) async fn judge_syntax(
+    changes: &ChangeSet,
+    config: &AstToolsConfig,
+    notes: &mut Vec<String>,
+    text: &mut String,
+) -> Result<(SyntaxReport, bool), ToolError> {
+    let checked = changes.clone();
+    let syntax = tokio::task::spawn_blocking(move || SyntaxReport::check(&checked))
+        .await
+        .map_err(|join| ToolError::new(format!("the syntax check did not complete: {join}")))?;
+    let refusal = syntax.refusal(config.syntax_guard());
+    notes.extend(syntax.notes());
+    if let Some(refusal) = &refusal {
+        notes.push(format!("This change will be refused: {refusal}"));
+    }
+    with_syntax(text, &syntax, refusal.as_deref());
+    Ok((syntax, config.syntax_guard() == SyntaxGuard::Refuse))
+}
+
+/// The guard a pending action keeps as `refuse`.
+fn guard_of(refuse: bool) -> SyntaxGuard {
+    if refuse {
+        SyntaxGuard::Refuse
+    } else {
+        SyntaxGuard::Warn
+    }
+}
+
+/// The apply every built-in producer shares: refused, writing nothing, when the syntax guard
+/// (`refuse`) refuses what `syntax` judged; else `changes` written off the async runtime.
+/// `Ok(false)`: nothing was written because the change is already in the files (a process
+/// applied it and stopped before it could say so: a durable session's restart), not twice.
+pub(crate) async fn apply_guarded(
+    changes: &ChangeSet,
+    syntax: &SyntaxReport,
+    refuse: bool,
+) -> Result<bool, ToolError> {
+    if let Some(refusal) = syntax.refusal(guard_of(refuse)) {
+        return Err(ToolError::new(refusal));
+    }
+    let changes = changes.clone();
+    tokio::task::spawn_blocking(move || match changes.apply() {
+        Err(ApplyError::Stale { .. }) if changes.already_applied() => Ok(false),
+        other => other.map(|_| true),
+    })
+    .await
+    .map_err(|join| ToolError::new(format!("the apply did not complete: {join}")))?
+    .map_err(ApplyError::into_tool_error)
 }
 
 /// Pushes `action` (holding `staged`) and answers with the preview: text, details, the

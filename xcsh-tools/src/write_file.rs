@@ -181,24 +181,9 @@ struct WriteFileAction {
     staged: Staged,
 }
 
+crate::staged::staged_hooks!(WriteFileAction);
+
 impl WriteFileAction {
-    /// Every replaced place (line, before, after), the totals and the syntax verdict.
-    fn shown_details(&self) -> serde_json::Value {
-        self.staged.details.clone()
-    }
-
-    fn touched(&self) -> xcsh_core::Effect {
-        self.staged.effect()
-    }
-
-    fn digest(&self) -> String {
-        self.staged.changes.effect_digest()
-    }
-
-    fn only(&mut self, files: &[String]) -> Result<(), String> {
-        self.staged.only(files)
-    }
-
     async fn apply(&mut self, _reason: &str) -> Result<AgentToolResult, ToolError> {
         let done = format!("Wrote {}.", self.staged.summary);
         self.staged.apply(done).await
