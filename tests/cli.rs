@@ -1260,6 +1260,99 @@ fn apply_patch_previews_without_a_terminal_applies_with_yes_and_refuses_a_bad_hu
     );
 }
 
+/// With `--syntax-guard`, the terminal commands judge their change as the tools do: `warn`
+/// names the error under the diff and writes; `refuse` exits 2 before asking, writing
+/// nothing, even with --yes.
+#[test]
+fn ast_edit_and_apply_patch_have_the_syntax_guard() {
+    let dir = workspace();
+    // `$X?` → `$X?)`: every rewritten line gets an unmatched `)`.
+    let breaking = |guard: &str| {
+        let mut command = xcsh();
+        command
+            .current_dir(dir.path())
+            .args(["ast-edit", "-p", "$X.unwrap()", "-r", "$X)", "-l", "rust"])
+            .args(["--yes", "--syntax-guard", guard, "src/load.rs"]);
+        run(&mut command, "")
+    };
+    let refused = breaking("refuse");
+    let (out, err) = (stdout(&refused), stderr(&refused));
+    assert_eq!(refused.status.code(), Some(2), "{out}{err}");
+    assert!(
+        out.contains("Syntax: the change introduces a syntax error at src/load.rs:"),
+        "{out}"
+    );
+    assert!(
+        out.contains("--syntax-guard refuse: applying is refused."),
+        "{out}"
+    );
+    assert!(
+        err.contains("not applied: the change introduces a syntax error into src/load.rs (--syntax-guard refuse; see the preview). Nothing was written"),
+        "{err}"
+    );
+    assert_eq!(read(dir.path(), "src/load.rs"), UNWRAPS);
+
+    let warned = breaking("warn");
+    let out = stdout(&warned);
+    assert_eq!(warned.status.code(), Some(0), "{out}{}", stderr(&warned));
+    assert!(out.contains("Applying writes it anyway"), "{out}");
+    assert_ne!(read(dir.path(), "src/load.rs"), UNWRAPS);
+
+    // A change that parses says nothing of syntax; without the flag nothing is checked.
+    let fine = run(
+        &mut ast_edit(
+            dir.path(),
+            &["--yes", "--syntax-guard", "refuse", "src/other.rs"],
+        ),
+        "",
+    );
+    assert_eq!(fine.status.code(), Some(0), "{}", stderr(&fine));
+    assert!(!stdout(&fine).contains("Syntax:"), "{}", stdout(&fine));
+    assert_eq!(read(dir.path(), "src/other.rs"), QUESTIONS);
+    std::fs::write(dir.path().join("src/load.rs"), UNWRAPS).unwrap();
+    let mut unguarded = xcsh();
+    unguarded.current_dir(dir.path()).args([
+        "ast-edit",
+        "-p",
+        "$X.unwrap()",
+        "-r",
+        "$X)",
+        "-l",
+        "rust",
+        "--yes",
+        "src/load.rs",
+    ]);
+    let unguarded = run(&mut unguarded, "");
+    assert_eq!(unguarded.status.code(), Some(0), "{}", stderr(&unguarded));
+    assert!(
+        !stdout(&unguarded).contains("Syntax:"),
+        "{}",
+        stdout(&unguarded)
+    );
+
+    let patch = "*** Begin Patch\n*** Update File: src/other.rs\n@@\n-    let a = f()?;\n+    let a = f()?;)\n*** End Patch\n";
+    let refused = run(
+        xcsh()
+            .args([
+                "apply-patch",
+                "-",
+                "--yes",
+                "--syntax-guard",
+                "refuse",
+                "--root",
+            ])
+            .arg(dir.path()),
+        patch,
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("syntax error into src/other.rs"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(read(dir.path(), "src/other.rs"), QUESTIONS);
+}
+
 #[test]
 fn apply_patch_interactive_applies_exactly_the_accepted_files() {
     if !Path::new("/usr/bin/script").exists() {

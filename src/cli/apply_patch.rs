@@ -13,6 +13,7 @@ use xcsh::changeset::ChangeSet;
 use xcsh::tool::Workspace;
 use xcsh_tools::patch::{self, PatchPlan, PlannedFile};
 
+use super::guard::{self, Verdict};
 use super::{Failure, confirm, root, style, undo};
 
 #[derive(Debug, clap::Args)]
@@ -30,6 +31,8 @@ pub(crate) struct Args {
     interactive: bool,
     #[command(flatten)]
     undo: undo::UndoArgs,
+    #[command(flatten)]
+    syntax: guard::GuardArgs,
     /// The directory the patch's paths are relative to and confined to (default: the current
     /// directory).
     #[arg(long, value_name = "DIR")]
@@ -82,13 +85,19 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let syntax = args.syntax;
     if args.interactive {
-        return reviewed(&planned);
+        return reviewed(&planned, syntax);
     }
+    let verdict = Verdict::of(&planned.changes, syntax);
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, anstream::stdout().lock());
     show(&mut stdout, &planned).map_err(write_failed)?;
+    verdict.show(&mut stdout).map_err(write_failed)?;
     stdout.flush().map_err(write_failed)?;
     drop(stdout);
+    if let Some(refusal) = verdict.refusal() {
+        return Err(refusal);
+    }
     let what = summary(&planned.files);
     if !confirm::go_ahead(args.yes, &format!("Apply the patch ({what})? [y/N] "))? {
         return Ok(ExitCode::from(confirm::NOT_APPLIED));
@@ -150,12 +159,8 @@ fn show(out: &mut impl Write, planned: &PatchPlan) -> std::io::Result<()> {
 const HELP: &str = "y - apply this file\nn - skip this file\na - apply this file and all the rest\nq - quit, writing nothing at all";
 
 /// `-i`: file by file, then the accepted files in one apply.
-fn reviewed(planned: &PatchPlan) -> Result<ExitCode, Failure> {
-    if !confirm::at_a_terminal() {
-        return Err(Failure(
-            "-i reviews file by file on a terminal, and there is none here: run it in a terminal, or drop -i (and add --yes to apply everything)".to_owned(),
-        ));
-    }
+fn reviewed(planned: &PatchPlan, syntax: guard::GuardArgs) -> Result<ExitCode, Failure> {
+    confirm::terminal_for_review()?;
     let total = planned.files.len();
     let mut chosen: Vec<&PlannedFile> = Vec::new();
     let mut rest = false;
@@ -212,14 +217,17 @@ fn reviewed(planned: &PatchPlan) -> Result<ExitCode, Failure> {
     let names: Vec<String> = chosen.iter().flat_map(|f| parts(f)).collect();
     let mut changes: ChangeSet = planned.changes.clone();
     changes.retain_files(&names).map_err(Failure)?;
+    let verdict = Verdict::of(&changes, syntax);
+    let mut stdout = anstream::stdout().lock();
+    verdict
+        .show(&mut stdout)
+        .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
+    if let Some(refusal) = verdict.refusal() {
+        return Err(refusal);
+    }
     changes.apply().map_err(|e| Failure(e.to_string()))?;
     let chosen: Vec<PlannedFile> = chosen.into_iter().cloned().collect();
-    let skipped = match skipped {
-        0 => String::new(),
-        1 => " (1 file skipped)".to_owned(),
-        n => format!(" ({n} files skipped)"),
-    };
-    let mut stdout = anstream::stdout().lock();
+    let skipped = confirm::skipped(skipped);
     style::line(
         &mut stdout,
         style::OK,

@@ -16,6 +16,7 @@ use xcsh::tools::engine::{Control, EditPlan, EditRequest, EngineError, Lang, Op,
 use xcsh::tools::{preview_notes, render_near_misses, render_preview, summary};
 use xcsh_tools::engine;
 
+use super::guard::{self, Verdict};
 use super::progress::StderrProgress;
 use super::{Failure, confirm, review, root, style, undo};
 
@@ -60,6 +61,8 @@ pub(crate) struct Args {
     interactive: bool,
     #[command(flatten)]
     undo: undo::UndoArgs,
+    #[command(flatten)]
+    syntax: guard::GuardArgs,
     /// The directory edits are confined to (default: the current directory).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -179,9 +182,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
                 walk: &request.walk,
                 cache: None,
             };
-            // A search that parsed no file (over this same scope) leaves no file holding
-            // every literal of a pattern: one walk instead of two.
-            let pass = if plan.totals.files_parsed == 0 && scopes.len() <= 1 {
+            // A search that found no file holding every literal of a pattern (over this same
+            // scope) leaves none for the first phase: one walk instead of two.
+            let pass = if plan.totals.files_with_literals == 0 && scopes.len() <= 1 {
                 engine::near_misses_after_parsing_none
             } else {
                 engine::near_misses
@@ -201,33 +204,41 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         stdout.flush().map_err(write_failed)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let syntax = args.syntax;
     if args.interactive {
         drop(stdout);
-        return reviewed(ws, undo, plan);
+        return reviewed(ws, undo, syntax, plan);
     }
+    let changes = stage(ws, undo, &plan, None)?;
+    let verdict = Verdict::of(&changes, syntax);
     show(&mut stdout, &plan).map_err(write_failed)?;
+    verdict.show(&mut stdout).map_err(write_failed)?;
     // Before the question is asked, and with its error reported (dropping would hide it).
     stdout.flush().map_err(write_failed)?;
     drop(stdout);
+    if let Some(refusal) = verdict.refusal() {
+        return Err(refusal);
+    }
 
     let what = summary(plan.totals.replacements, plan.files.len());
     if !confirm::go_ahead(args.yes, &format!("Apply {what}? [y/N] "))? {
         return Ok(ExitCode::from(confirm::NOT_APPLIED));
     }
 
-    apply(ws, undo, plan)?;
+    changes.apply().map_err(|e| Failure(e.to_string()))?;
     let mut stdout = anstream::stdout().lock();
     style::line(&mut stdout, style::OK, &format!("Applied {what}.")).map_err(write_failed)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `-i`: file by file, then the accepted files in one apply.
-fn reviewed(ws: Workspace, undo: UndoLimits, plan: EditPlan) -> Result<ExitCode, Failure> {
-    if !confirm::at_a_terminal() {
-        return Err(Failure(
-            "-i reviews file by file on a terminal, and there is none here: run it in a terminal, or drop -i (and add --yes to apply everything)".to_owned(),
-        ));
-    }
+fn reviewed(
+    ws: Workspace,
+    undo: UndoLimits,
+    syntax: guard::GuardArgs,
+    plan: EditPlan,
+) -> Result<ExitCode, Failure> {
+    confirm::terminal_for_review()?;
     let chosen = match review::review(&plan)? {
         review::Review::Quit => {
             eprintln!("Quit: nothing was written.");
@@ -241,30 +252,25 @@ fn reviewed(ws: Workspace, undo: UndoLimits, plan: EditPlan) -> Result<ExitCode,
         return Ok(ExitCode::from(confirm::NOT_APPLIED));
     }
     // Only the accepted files, and of a split file only its accepted replacements.
-    let mut changes = ChangeSet::new(ws).with_undo(undo);
-    let mut replacements = 0;
-    for (index, only) in &chosen {
-        let file = &plan.files[*index];
-        let keep = |i: &usize| only.as_ref().is_none_or(|only| only.contains(i));
-        let splices: Vec<_> = file
-            .splices()
-            .enumerate()
-            .filter(|(i, _)| keep(i))
-            .map(|(_, s)| s)
-            .collect();
-        replacements += splices.len();
-        changes
-            .modify_splicing(&file.path, file.fingerprint, splices)
-            .map_err(|e| Failure(format!("cannot stage the edit of `{}`: {e}", file.display)))?;
+    let changes = stage(ws, undo, &plan, Some(&chosen))?;
+    let replacements: usize = chosen
+        .iter()
+        .map(|(index, only)| {
+            only.as_ref()
+                .map_or(plan.files[*index].replacements.len(), Vec::len)
+        })
+        .sum();
+    let verdict = Verdict::of(&changes, syntax);
+    let mut stdout = anstream::stdout().lock();
+    verdict
+        .show(&mut stdout)
+        .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
+    if let Some(refusal) = verdict.refusal() {
+        return Err(refusal);
     }
     let what = summary(replacements, chosen.len());
     changes.apply().map_err(|e| Failure(e.to_string()))?;
-    let skipped = match skipped {
-        0 => String::new(),
-        1 => " (1 file skipped)".to_owned(),
-        n => format!(" ({n} files skipped)"),
-    };
-    let mut stdout = anstream::stdout().lock();
+    let skipped = confirm::skipped(skipped);
     style::line(&mut stdout, style::OK, &format!("Applied {what}{skipped}."))
         .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
     Ok(ExitCode::SUCCESS)
@@ -393,6 +399,7 @@ fn plan_scopes<'a>(
             engine::plan_edits(&scope(Some(path.as_str())), &request, control).map_err(&failure)?;
         merged.totals.files_scanned += plan.totals.files_scanned;
         merged.totals.files_parsed += plan.totals.files_parsed;
+        merged.totals.files_with_literals += plan.totals.files_with_literals;
         merged.totals.identical += plan.totals.identical;
         let before = merged.files.len();
         merged.files.extend(
@@ -473,17 +480,39 @@ fn count(n: usize, noun: &str) -> String {
     }
 }
 
-/// Writes exactly the previewed contents, all or nothing, refusing files changed since: the
-/// change set holds each file's edits and splices them into the file as it reads it then.
-fn apply(ws: Workspace, undo: UndoLimits, plan: EditPlan) -> Result<(), Failure> {
+/// The change set that writes exactly the previewed contents, all or nothing, refusing
+/// files changed since: it holds each file's edits and splices them into the file as it
+/// reads it at apply. With `chosen` (a review's answer), only those files, each whole or
+/// only the replacements listed.
+fn stage(
+    ws: Workspace,
+    undo: UndoLimits,
+    plan: &EditPlan,
+    chosen: Option<&[review::Accepted]>,
+) -> Result<ChangeSet, Failure> {
+    let all: Vec<review::Accepted>;
+    let chosen = match chosen {
+        Some(chosen) => chosen,
+        None => {
+            all = (0..plan.files.len()).map(|i| (i, None)).collect();
+            &all
+        }
+    };
     let mut changes = ChangeSet::new(ws).with_undo(undo);
-    for file in plan.files {
+    for (index, only) in chosen {
+        let file = &plan.files[*index];
+        let keep = |i: &usize| only.as_ref().is_none_or(|only| only.contains(i));
+        let splices: Vec<_> = file
+            .splices()
+            .enumerate()
+            .filter(|(i, _)| keep(i))
+            .map(|(_, s)| s)
+            .collect();
         changes
-            .modify_splicing(&file.path, file.fingerprint, file.splices())
+            .modify_splicing(&file.path, file.fingerprint, splices)
             .map_err(|e| Failure(format!("cannot stage the edit of `{}`: {e}", file.display)))?;
     }
-    changes.apply().map_err(|e| Failure(e.to_string()))?;
-    Ok(())
+    Ok(changes)
 }
 
 /// An engine error in the command line's terms: its field names become the flags.

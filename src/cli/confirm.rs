@@ -52,3 +52,23 @@ pub(crate) fn answer(question: &str) -> Result<Option<String>, Failure> {
 pub(crate) fn at_a_terminal() -> bool {
     std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
 }
+
+/// `-i`'s precondition: a terminal to ask on, else the error saying what to do instead.
+pub(crate) fn terminal_for_review() -> Result<(), Failure> {
+    if at_a_terminal() {
+        Ok(())
+    } else {
+        Err(Failure(
+            "-i reviews file by file on a terminal, and there is none here: run it in a terminal, or drop -i (and add --yes to apply everything)".to_owned(),
+        ))
+    }
+}
+
+/// ` (1 file skipped)`, ` (3 files skipped)`, or nothing: after `Applied …` of a review.
+pub(crate) fn skipped(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => " (1 file skipped)".to_owned(),
+        n => format!(" ({n} files skipped)"),
+    }
+}

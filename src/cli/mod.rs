@@ -6,6 +6,7 @@ mod ast_edit;
 mod cache;
 mod confirm;
 mod demo;
+mod guard;
 mod logging;
 mod progress;
 mod recover;

@@ -9,10 +9,14 @@ use xcsh::tools::engine::{EditPlan, FileEdit, preview};
 use super::{Failure, confirm, style};
 
 /// What the person chose.
+/// A file of the plan to apply (its index), whole (`None`) or only the replacements listed
+/// (indices into the file's replacements).
+pub(crate) type Accepted = (usize, Option<Vec<usize>>);
+
 pub(crate) enum Review {
     /// Apply these files (indices into the plan's files, in order), each whole (`None`) or
     /// only the replacements listed (indices into the file's replacements).
-    Apply(Vec<(usize, Option<Vec<usize>>)>),
+    Apply(Vec<Accepted>),
     /// They quit (or the input ended): write nothing.
     Quit,
 }

@@ -77,9 +77,9 @@ pub(crate) fn builtin_builder(root: &Path, undo: UndoLimits, guard: SyntaxGuard)
 /// `--syntax-guard`, for the commands that serve the built-in tools.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub(crate) struct SyntaxGuardArgs {
-    /// What to do with a change (ast_edit, edit, write_file) that introduces a syntax error
-    /// into a file in a language xcsh parses: `warn` names it in the preview; `refuse` also
-    /// makes `resolve` apply refuse it, writing nothing.
+    /// What to do with a change (ast_edit, apply_patch, edit, write_file) that introduces a
+    /// syntax error into a file in a language xcsh parses: `warn` names it in the preview;
+    /// `refuse` also makes `resolve` apply refuse it, writing nothing.
     #[arg(long, value_name = "POLICY", default_value = "warn", value_parser = parse_guard)]
     pub(crate) syntax_guard: SyntaxGuard,
 }
