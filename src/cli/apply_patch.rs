@@ -89,13 +89,17 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     if args.interactive {
         return reviewed(&planned, syntax);
     }
-    let verdict = Verdict::of(&planned.changes, syntax);
+    let verdict = syntax
+        .enabled()
+        .then(|| Verdict::of(&planned.changes, syntax));
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, anstream::stdout().lock());
     show(&mut stdout, &planned).map_err(write_failed)?;
-    verdict.show(&mut stdout).map_err(write_failed)?;
+    if let Some(verdict) = &verdict {
+        verdict.show(&mut stdout).map_err(write_failed)?;
+    }
     stdout.flush().map_err(write_failed)?;
     drop(stdout);
-    if let Some(refusal) = verdict.refusal() {
+    if let Some(refusal) = verdict.as_ref().and_then(Verdict::refusal) {
         return Err(refusal);
     }
     let what = summary(&planned.files);
@@ -217,13 +221,15 @@ fn reviewed(planned: &PatchPlan, syntax: guard::GuardArgs) -> Result<ExitCode, F
     let names: Vec<String> = chosen.iter().flat_map(|f| parts(f)).collect();
     let mut changes: ChangeSet = planned.changes.clone();
     changes.retain_files(&names).map_err(Failure)?;
-    let verdict = Verdict::of(&changes, syntax);
     let mut stdout = anstream::stdout().lock();
-    verdict
-        .show(&mut stdout)
-        .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
-    if let Some(refusal) = verdict.refusal() {
-        return Err(refusal);
+    if syntax.enabled() {
+        let verdict = Verdict::of(&changes, syntax);
+        verdict
+            .show(&mut stdout)
+            .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
+        if let Some(refusal) = verdict.refusal() {
+            return Err(refusal);
+        }
     }
     changes.apply().map_err(|e| Failure(e.to_string()))?;
     let chosen: Vec<PlannedFile> = chosen.into_iter().cloned().collect();

@@ -209,14 +209,22 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         drop(stdout);
         return reviewed(ws, undo, syntax, plan);
     }
-    let changes = stage(ws, undo, &plan, None)?;
-    let verdict = Verdict::of(&changes, syntax);
+    // Staged before the question only for the guard, which judges what will be written: a
+    // preview that is not applied holds no second copy of every new text.
+    let staged = if syntax.enabled() {
+        Some(stage(ws.clone(), undo, &plan, None)?)
+    } else {
+        None
+    };
+    let verdict = staged.as_ref().map(|changes| Verdict::of(changes, syntax));
     show(&mut stdout, &plan).map_err(write_failed)?;
-    verdict.show(&mut stdout).map_err(write_failed)?;
+    if let Some(verdict) = &verdict {
+        verdict.show(&mut stdout).map_err(write_failed)?;
+    }
     // Before the question is asked, and with its error reported (dropping would hide it).
     stdout.flush().map_err(write_failed)?;
     drop(stdout);
-    if let Some(refusal) = verdict.refusal() {
+    if let Some(refusal) = verdict.as_ref().and_then(Verdict::refusal) {
         return Err(refusal);
     }
 
@@ -225,6 +233,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(confirm::NOT_APPLIED));
     }
 
+    let changes = match staged {
+        Some(changes) => changes,
+        None => stage(ws, undo, &plan, None)?,
+    };
+    drop(plan);
     changes.apply().map_err(|e| Failure(e.to_string()))?;
     let mut stdout = anstream::stdout().lock();
     style::line(&mut stdout, style::OK, &format!("Applied {what}.")).map_err(write_failed)?;
@@ -260,13 +273,15 @@ fn reviewed(
                 .map_or(plan.files[*index].replacements.len(), Vec::len)
         })
         .sum();
-    let verdict = Verdict::of(&changes, syntax);
     let mut stdout = anstream::stdout().lock();
-    verdict
-        .show(&mut stdout)
-        .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
-    if let Some(refusal) = verdict.refusal() {
-        return Err(refusal);
+    if syntax.enabled() {
+        let verdict = Verdict::of(&changes, syntax);
+        verdict
+            .show(&mut stdout)
+            .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
+        if let Some(refusal) = verdict.refusal() {
+            return Err(refusal);
+        }
     }
     let what = summary(replacements, chosen.len());
     changes.apply().map_err(|e| Failure(e.to_string()))?;

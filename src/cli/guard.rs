@@ -24,6 +24,13 @@ fn parse_guard(s: &str) -> Result<SyntaxGuard, String> {
     s.parse()
 }
 
+impl GuardArgs {
+    /// Whether `--syntax-guard` was given.
+    pub(crate) fn enabled(self) -> bool {
+        self.syntax_guard.is_some()
+    }
+}
+
 /// What the guard said of one change.
 pub(crate) struct Verdict {
     report: SyntaxReport,
@@ -31,18 +38,12 @@ pub(crate) struct Verdict {
 }
 
 impl Verdict {
-    /// Judges every file `changes` writes (the files are read as they are now), when
-    /// `--syntax-guard` was given; else says nothing and refuses nothing.
+    /// Judges every file `changes` writes (the files are read as they are now), under the
+    /// policy given (`warn` when none was: call it only when [`GuardArgs::enabled`]).
     pub(crate) fn of(changes: &ChangeSet, args: GuardArgs) -> Verdict {
-        match args.syntax_guard {
-            Some(guard) => Verdict {
-                report: SyntaxReport::check(changes),
-                guard,
-            },
-            None => Verdict {
-                report: SyntaxReport::default(),
-                guard: SyntaxGuard::Warn,
-            },
+        Verdict {
+            report: SyntaxReport::check(changes),
+            guard: args.syntax_guard.unwrap_or_default(),
         }
     }
 
