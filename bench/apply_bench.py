@@ -33,19 +33,13 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cli_bench import PATTERNS  # noqa: E402
+from cli_bench import BROAD_PATTERNS, PATTERNS  # noqa: E402
 from measure import RunFailed, fmt_s, log, machine, run, summarize  # noqa: E402
 
-# Broad patterns (their only literals are keywords and punctuation), which touch many files:
-# the apply's share of the whole run is largest here.
-BROAD = [
-    ("use-decl", "use $P;", "use $P; // checked", "every `use` declaration"),
-    ("question", "$X?", "($X)?", "every `?`"),
-    ("if-else", "if $C { $$$A } else { $$$B }", "if !($C) { $$$B } else { $$$A }",
-     "`if`/`else` with blocks"),
-]
-
-SMOKE = ("unwrap", "use-decl")
+# Both sets of the preview benchmark: the ten with a selective literal and the broad ones
+# (their only literals are keywords and punctuation), which touch many files: the apply's
+# share of the whole run is largest there.
+SMOKE = ("unwrap", "use")
 STATE_DIR = ".xcsh"
 
 
@@ -192,7 +186,7 @@ def main() -> int:
     shutil.copytree(args.corpus, args.tree, symlinks=True)
     sync()
 
-    chosen = [(n, p_, o, w) for n, p_, o, w in PATTERNS + BROAD]
+    chosen = [(n, p_, o, w) for n, p_, o, w in PATTERNS + BROAD_PATTERNS]
     if args.smoke:
         chosen = [x for x in chosen if x[0] in SMOKE]
     if args.only:

@@ -17,7 +17,7 @@
 #      nothing (xcsh-near-miss-bench);
 #   3a. preview plus apply, end to end (bench/apply_bench.py): `xcsh ast-edit --yes` and
 #      `xcsh session` (ast_edit, then resolve apply) against `ast-grep --update-all`, on the
-#      ten patterns and three broad ones, alternated, every tree checked; and the durable
+#      ten patterns and the eleven broad ones, alternated, every tree checked; and the durable
 #      apply alone (xcsh-apply-bench) against `std::fs::write` of the same bytes, with where
 #      the apply's time goes (syncs, backups, renames, journal, stale checks, undo record);
 #   3c. `edit` (preview + resolve apply through a session) against a plain
