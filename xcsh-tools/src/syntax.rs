@@ -39,7 +39,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::changeset::ChangeSet;
+use crate::changeset::{ChangeSet, WrittenFile};
 use crate::engine::Lang;
 use crate::engine::{ChangedItemsErrors, changed_items_errors, syntax_errors};
 
@@ -196,13 +196,18 @@ impl SyntaxReport {
     /// names a compiled language, before and after the change, and compares their error
     /// nodes. Reads the files as they are now.
     pub fn check(changes: &ChangeSet) -> SyntaxReport {
-        let files = changes.written_files();
-        let judge = |file: &String| -> Option<FileSyntax> {
-            let lang = Lang::from_path(Path::new(file))?;
+        let files = changes.written_contents();
+        let judge = |file: &WrittenFile<'_>| -> Option<FileSyntax> {
+            let lang = Lang::from_path(Path::new(&file.shown))?;
             Some(FileSyntax {
-                file: file.clone(),
+                file: file.shown.clone(),
                 lang: lang.name().to_owned(),
-                verdict: judge(changes, file, lang),
+                verdict: match file.contents() {
+                    Ok((before, after)) => {
+                        judge(&file.shown, before.unwrap_or_default(), after, lang)
+                    }
+                    Err(why) => SyntaxVerdict::Unchecked { why },
+                },
             })
         };
         // Files are independent: spread them over the cores when there are many.
@@ -332,27 +337,15 @@ impl SyntaxReport {
     }
 }
 
-/// The verdict on `file`.
-fn judge(changes: &ChangeSet, file: &str, lang: Lang) -> SyntaxVerdict {
-    let after = match changes.contents_after(file) {
-        Ok(Some(bytes)) => bytes,
-        Ok(None) => {
-            return SyntaxVerdict::Unchecked {
-                why: "the change writes nothing there".to_owned(),
-            };
-        }
-        Err(why) => return SyntaxVerdict::Unchecked { why },
-    };
+/// The verdict on a file of `lang` whose contents go from `before` (empty for a new file)
+/// to `after`; `file` names it in the errors.
+fn judge(file: &str, before: Vec<u8>, after: Vec<u8>, lang: Lang) -> SyntaxVerdict {
     let Ok(after) = String::from_utf8(after) else {
         return SyntaxVerdict::Unchecked {
             why: "the result is not UTF-8 text".to_owned(),
         };
     };
-    let before = match changes.contents_before(file) {
-        Ok(Some(bytes)) => String::from_utf8(bytes).unwrap_or_default(),
-        Ok(None) => String::new(),
-        Err(why) => return SyntaxVerdict::Unchecked { why },
-    };
+    let before = String::from_utf8(before).unwrap_or_default();
     // A large Rust file: only the items the change touched are parsed, before and after.
     let items = (lang == Lang::Rust)
         .then(|| changed_items_errors(&before, &after))

@@ -7,7 +7,7 @@ use std::time::Duration;
 use similar::TextDiff;
 
 use super::splice::Splices;
-use super::{ChangeSet, Fingerprint, NewContent, Op};
+use super::{ChangeSet, Fingerprint, NewContent, Op, Tracked};
 
 /// How long one file's diff may search for a minimal edit script before settling for a
 /// coarser (still correct) one: a preview must not hang on a pathological file.
@@ -215,6 +215,31 @@ impl ChangeSet {
         Ok(None)
     }
 
+    /// The files it writes, as [`written_files`](Self::written_files) names them, each with
+    /// its contents before and after: [`contents_before`](Self::contents_before) and
+    /// [`contents_after`](Self::contents_after) of each, in one pass, each current file read
+    /// once (the syntax guard over thousands of files; asked name by name, every lookup walks
+    /// the whole change set).
+    pub(crate) fn written_contents(&self) -> Vec<WrittenFile<'_>> {
+        self.ops
+            .iter()
+            .filter_map(|op| {
+                let (shown, read) = match op {
+                    Op::Modify { file, .. } => (self.ws.display(&file.entry.target), Some(file)),
+                    Op::Create { file, .. } => (self.ws.display(&file.entry.named), None),
+                    Op::Rename { from, to } => (self.ws.display(&to.entry.named), Some(from)),
+                    Op::Delete { .. } => return None,
+                };
+                Some(WrittenFile {
+                    shown,
+                    op,
+                    read,
+                    cs: self,
+                })
+            })
+            .collect()
+    }
+
     /// What is at `path` now that the change replaces (root-relative, as
     /// [`written_files`](Self::written_files) names it): the current bytes of a modified
     /// file or of a rename's source, `Ok(None)` for a created file or a path the change set
@@ -407,5 +432,48 @@ mod tests {
             cs.diff(),
             "diff --git a/f.txt b/f.txt\n# note: the edits of `f.txt` cannot be spliced in: edits[0] (bytes 1..2) splits a UTF-8 character: ranges must start and end on character boundaries; apply will refuse them\n"
         );
+    }
+}
+
+/// One file a change set writes ([`ChangeSet::written_contents`]).
+pub(crate) struct WrittenFile<'a> {
+    /// Root-relative, `/`-separated.
+    pub(crate) shown: String,
+    op: &'a Op,
+    read: Option<&'a Tracked>,
+    cs: &'a ChangeSet,
+}
+
+impl WrittenFile<'_> {
+    /// Its contents before and after the change (before: `None` for a created file), the
+    /// current file read once; an error (in words for a model) when it is no longer what was
+    /// recorded.
+    pub(crate) fn contents(&self) -> Result<(Option<Vec<u8>>, Vec<u8>), String> {
+        let before = match self.read {
+            Some(file) => {
+                let shown = self.cs.ws.display(&file.entry.named);
+                let (bytes, _) = crate::workspace::read_no_follow(&file.entry.target, None)
+                    .map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
+                if Fingerprint::of(&bytes) != file.expect {
+                    return Err(format!(
+                        "`{shown}` changed on disk since the preview; apply will refuse it: preview again"
+                    ));
+                }
+                Some(bytes)
+            }
+            None => None,
+        };
+        let after = match self.op {
+            Op::Modify { content, .. } => match content {
+                NewContent::Bytes(new) => new.to_vec(),
+                NewContent::Splices(splices) => {
+                    splices.apply(before.as_deref().unwrap_or_default())?
+                }
+            },
+            Op::Create { content, .. } => content.to_vec(),
+            Op::Rename { .. } => before.clone().unwrap_or_default(),
+            Op::Delete { .. } => Vec::new(),
+        };
+        Ok((before, after))
     }
 }
