@@ -355,6 +355,49 @@ impl xcsh_core::EffectSource for ChangeSet {
     }
 }
 
+/// One file a change set writes ([`ChangeSet::written_contents`]).
+pub(crate) struct WrittenFile<'a> {
+    /// Root-relative, `/`-separated.
+    pub(crate) shown: String,
+    op: &'a Op,
+    read: Option<&'a Tracked>,
+    cs: &'a ChangeSet,
+}
+
+impl WrittenFile<'_> {
+    /// Its contents before and after the change (before: `None` for a created file), the
+    /// current file read once; an error (in words for a model) when it is no longer what was
+    /// recorded.
+    pub(crate) fn contents(&self) -> Result<(Option<Vec<u8>>, Vec<u8>), String> {
+        let before = match self.read {
+            Some(file) => {
+                let shown = self.cs.ws.display(&file.entry.named);
+                let (bytes, _) = crate::workspace::read_no_follow(&file.entry.target, None)
+                    .map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
+                if Fingerprint::of(&bytes) != file.expect {
+                    return Err(format!(
+                        "`{shown}` changed on disk since the preview; apply will refuse it: preview again"
+                    ));
+                }
+                Some(bytes)
+            }
+            None => None,
+        };
+        let after = match self.op {
+            Op::Modify { content, .. } => match content {
+                NewContent::Bytes(new) => new.to_vec(),
+                NewContent::Splices(splices) => {
+                    splices.apply(before.as_deref().unwrap_or_default())?
+                }
+            },
+            Op::Create { content, .. } => content.to_vec(),
+            Op::Rename { .. } => before.clone().unwrap_or_default(),
+            Op::Delete { .. } => Vec::new(),
+        };
+        Ok((before, after))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,48 +475,5 @@ mod tests {
             cs.diff(),
             "diff --git a/f.txt b/f.txt\n# note: the edits of `f.txt` cannot be spliced in: edits[0] (bytes 1..2) splits a UTF-8 character: ranges must start and end on character boundaries; apply will refuse them\n"
         );
-    }
-}
-
-/// One file a change set writes ([`ChangeSet::written_contents`]).
-pub(crate) struct WrittenFile<'a> {
-    /// Root-relative, `/`-separated.
-    pub(crate) shown: String,
-    op: &'a Op,
-    read: Option<&'a Tracked>,
-    cs: &'a ChangeSet,
-}
-
-impl WrittenFile<'_> {
-    /// Its contents before and after the change (before: `None` for a created file), the
-    /// current file read once; an error (in words for a model) when it is no longer what was
-    /// recorded.
-    pub(crate) fn contents(&self) -> Result<(Option<Vec<u8>>, Vec<u8>), String> {
-        let before = match self.read {
-            Some(file) => {
-                let shown = self.cs.ws.display(&file.entry.named);
-                let (bytes, _) = crate::workspace::read_no_follow(&file.entry.target, None)
-                    .map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
-                if Fingerprint::of(&bytes) != file.expect {
-                    return Err(format!(
-                        "`{shown}` changed on disk since the preview; apply will refuse it: preview again"
-                    ));
-                }
-                Some(bytes)
-            }
-            None => None,
-        };
-        let after = match self.op {
-            Op::Modify { content, .. } => match content {
-                NewContent::Bytes(new) => new.to_vec(),
-                NewContent::Splices(splices) => {
-                    splices.apply(before.as_deref().unwrap_or_default())?
-                }
-            },
-            Op::Create { content, .. } => content.to_vec(),
-            Op::Rename { .. } => before.clone().unwrap_or_default(),
-            Op::Delete { .. } => Vec::new(),
-        };
-        Ok((before, after))
     }
 }
