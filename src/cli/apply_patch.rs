@@ -222,15 +222,7 @@ fn reviewed(planned: &PatchPlan, syntax: guard::GuardArgs) -> Result<ExitCode, F
     let mut changes: ChangeSet = planned.changes.clone();
     changes.retain_files(&names).map_err(Failure)?;
     let mut stdout = anstream::stdout().lock();
-    if syntax.enabled() {
-        let verdict = Verdict::of(&changes, syntax);
-        verdict
-            .show(&mut stdout)
-            .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
-        if let Some(refusal) = verdict.refusal() {
-            return Err(refusal);
-        }
-    }
+    guard::before_apply(&changes, syntax, &mut stdout)?;
     changes.apply().map_err(|e| Failure(e.to_string()))?;
     let chosen: Vec<PlannedFile> = chosen.into_iter().cloned().collect();
     let skipped = confirm::skipped(skipped);

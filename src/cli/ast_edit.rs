@@ -274,15 +274,7 @@ fn reviewed(
         })
         .sum();
     let mut stdout = anstream::stdout().lock();
-    if syntax.enabled() {
-        let verdict = Verdict::of(&changes, syntax);
-        verdict
-            .show(&mut stdout)
-            .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
-        if let Some(refusal) = verdict.refusal() {
-            return Err(refusal);
-        }
-    }
+    guard::before_apply(&changes, syntax, &mut stdout)?;
     let what = summary(replacements, chosen.len());
     changes.apply().map_err(|e| Failure(e.to_string()))?;
     let skipped = confirm::skipped(skipped);

@@ -31,6 +31,23 @@ impl GuardArgs {
     }
 }
 
+/// For a reviewed change just before it is written: with `--syntax-guard`, its verdict
+/// shown on `out` and, under `refuse`, the error that stops the apply.
+pub(crate) fn before_apply(
+    changes: &ChangeSet,
+    args: GuardArgs,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    if !args.enabled() {
+        return Ok(());
+    }
+    let verdict = Verdict::of(changes, args);
+    verdict
+        .show(out)
+        .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
+    verdict.refusal().map_or(Ok(()), Err)
+}
+
 /// What the guard said of one change.
 pub(crate) struct Verdict {
     report: SyntaxReport,

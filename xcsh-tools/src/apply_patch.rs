@@ -205,17 +205,12 @@ pub fn render_preview(planned: &PatchPlan, max_diff_chars: usize) -> String {
     }
     out.push('\n');
     let diff = planned.changes.diff();
-    if diff.len() > max_diff_chars {
-        let mut cut = max_diff_chars;
-        while !diff.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let end = diff[..cut].rfind('\n').map_or(0, |i| i + 1);
-        out.push_str(&diff[..end]);
-        out.push_str("… the rest of the diff is omitted to keep this preview short; it will be applied too (the preview resource linked below holds all of it).\n");
-    } else {
-        out.push_str(&diff);
-    }
+    crate::output::push_diff(
+        &mut out,
+        &diff,
+        max_diff_chars,
+        "applied too (the preview resource linked below holds all of it).",
+    );
     out.truncate(out.trim_end().len());
     if !planned.notes.is_empty() {
         out.push('\n');

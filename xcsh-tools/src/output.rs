@@ -193,6 +193,25 @@ pub(crate) fn bounded_notes(notes: Vec<String>) -> Vec<String> {
     kept
 }
 
+/// Appends `diff` to `out`, cut at the last whole line within `max_chars` bytes and then
+/// followed by `… the rest of the diff is omitted to keep this preview short; it will be
+/// {then}` when longer: the preview text of every producer.
+pub(crate) fn push_diff(out: &mut String, diff: &str, max_chars: usize, then: &str) {
+    if diff.len() <= max_chars {
+        out.push_str(diff);
+        return;
+    }
+    let mut cut = max_chars;
+    while !diff.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let end = diff[..cut].rfind('\n').map_or(0, |i| i + 1);
+    out.push_str(&diff[..end]);
+    out.push_str("… the rest of the diff is omitted to keep this preview short; it will be ");
+    out.push_str(then);
+    out.push('\n');
+}
+
 /// `text` cut to `max` characters, with `…` when cut.
 pub(crate) fn shorten(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {

@@ -85,17 +85,12 @@ impl Staged {
     pub(crate) fn render(&self, title: &str, max_diff_chars: usize, notes: &[String]) -> String {
         let mut out = format!("{title} preview: {}.\n\n", self.summary);
         let diff = self.changes.diff();
-        if diff.len() > max_diff_chars {
-            let mut cut = max_diff_chars;
-            while !diff.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            let end = diff[..cut].rfind('\n').map_or(0, |i| i + 1);
-            out.push_str(&diff[..end]);
-            out.push_str("… the rest of the diff is omitted to keep this preview short; it will be written too (the preview resource linked below holds all of it).\n");
-        } else {
-            out.push_str(&diff);
-        }
+        crate::output::push_diff(
+            &mut out,
+            &diff,
+            max_diff_chars,
+            "written too (the preview resource linked below holds all of it).",
+        );
         out.truncate(out.trim_end().len());
         out.push('\n');
         for note in notes.iter().chain(&self.syntax.notes()) {

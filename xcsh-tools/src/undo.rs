@@ -125,17 +125,7 @@ fn render(undo: &Undo, max_diff_chars: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Undo preview: revert {}.\n", undo.entry());
     let diff = undo.diff();
-    if diff.len() > max_diff_chars {
-        let mut cut = max_diff_chars;
-        while !diff.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let end = diff[..cut].rfind('\n').map_or(0, |i| i + 1);
-        out.push_str(&diff[..end]);
-        out.push_str("… the rest of the diff is omitted to keep this preview short; it will be reverted too.\n");
-    } else {
-        out.push_str(&diff);
-    }
+    crate::output::push_diff(&mut out, &diff, max_diff_chars, "reverted too.");
     out.truncate(out.trim_end().len());
     out.push_str("\n\nNothing is written yet. Call `resolve` with action \"apply\" to revert this change, or \"discard\" to keep it.");
     out
