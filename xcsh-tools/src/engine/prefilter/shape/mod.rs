@@ -38,8 +38,10 @@
 //!   skip steps over). A text that does not lex is a "maybe" everywhere.
 //!
 //! A pattern of one token has no shape (it may match inside a comment, whose tokens the lexer
-//! drops). Leading metavariables are dropped (the skeleton starts at its first token), and an attempt
-//! that takes too many steps is a "maybe". Syntax errors are where a match may still be
+//! drops). Leading metavariables are dropped (the skeleton starts at its first token), but
+//! the name of a struct expression (`$S { $$$F }`) is looked for backwards from its `{`: a
+//! type path, not after `impl`, `->`, `if`, … ([`lead`]). An attempt that takes too many
+//! steps is a "maybe". Syntax errors are where a match may still be
 //! missed, as for the literals (see the module above): ast-grep may match a keyword through a
 //! MISSING token, or step over an ERROR node.
 
@@ -50,6 +52,7 @@ use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::tree_sitter::TSLanguage;
 
+mod lead;
 pub(crate) mod lexer;
 
 use lexer::{Kind, Tokens};
@@ -93,6 +96,17 @@ struct Item {
 pub(crate) struct Shape {
     items: Vec<Item>,
     skippable: Arc<HashSet<Box<str>>>,
+    /// What the dropped leading metavariable must be, when the pattern says.
+    lead: Lead,
+}
+
+/// What stands before a shape's first token, when a leading metavariable was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lead {
+    /// Anything (or nothing).
+    Any,
+    /// The name of a struct expression (`$S { … }`): a type path ([`lead::struct_name_before`]).
+    StructName,
 }
 
 impl Shape {
@@ -116,12 +130,32 @@ impl Shape {
         };
         b.node(node);
         let first = b.items.iter().position(|it| matches!(it.el, El::Tok(..)))?;
+        let lead = match node {
+            PatternNode::Internal { kind_id, children }
+                if first == 1
+                    && b.items[0].el == El::One
+                    && ts.node_kind_for_id(*kind_id) == Some("struct_expression")
+                    && matches!(
+                        children.first(),
+                        Some(PatternNode::MetaVar {
+                            meta_var: MetaVariable::Capture(..) | MetaVariable::Dropped(..)
+                        })
+                    ) =>
+            {
+                Lead::StructName
+            }
+            _ => Lead::Any,
+        };
         let mut items: Vec<Item> = b.items.split_off(first);
         for it in &mut items {
             it.partner = it.partner.map(|p| p - first);
         }
         items[0].gap = Gap::default();
-        Some(Shape { items, skippable })
+        Some(Shape {
+            items,
+            skippable,
+            lead,
+        })
     }
 
     /// The start offsets of the first token of every place in `tokens` where the shape may
@@ -137,7 +171,7 @@ impl Shape {
                 t: tokens,
                 steps: 0,
             };
-            if m.attempt(i) {
+            if m.attempt(i) && self.lead_allows(tokens, i) {
                 starts.push(tokens.list[i].start as usize);
             }
         }
@@ -155,7 +189,16 @@ impl Shape {
                 steps: 0,
             }
             .attempt(i)
+                && self.lead_allows(tokens, i)
         })
+    }
+
+    /// Whether what stands before token `i` may be the leading metavariable's node.
+    fn lead_allows(&self, tokens: &Tokens<'_>, i: usize) -> bool {
+        match self.lead {
+            Lead::Any => true,
+            Lead::StructName => lead::struct_name_before(tokens, i),
+        }
     }
 }
 

@@ -78,6 +78,35 @@ fn a_let_with_a_type() {
 }
 
 #[test]
+fn a_struct_literal_needs_a_type_path_before_its_brace() {
+    let p = "$S { $$$F }";
+    for yes in [
+        "fn f() -> S { S { a: 1 } }",
+        "fn f() { let x = a::b::S { a }; }",
+        "fn f() { g(Self { a }) }",
+        "fn f() { let v = Foo::<u8> { a }; }",
+        "fn f() { let v = <T as Tr>::Out { a }; }",
+        "fn f() { if x == S { a } {} }",
+        "fn f() { m(|x| S { x }) }",
+        "fn f() { match x { A => S { a }, _ => T {} } }",
+        "fn f() { let p = &mut S { a }; }",
+    ] {
+        assert!(may(p, yes), "{yes}");
+    }
+    for no in [
+        "struct S { a: u8 }\nenum E { A }\nimpl S { fn f(&self) {} }",
+        "impl<T> Tr for S<T> { }\nimpl<T> S<T> where T: Copy, { }",
+        "fn f() -> Result<u8, E> { if x { } else { } }",
+        "fn f() -> Box<dyn Fn() -> u8> { match self.x { _ => {} } }",
+        "fn f() { for x in xs { while go { loop { } } } unsafe { } }",
+        "mod m { fn g() -> Self { } }\ntrait T { }",
+        "fn f() { if let S { a } = x.y { } let S { b } = y; }",
+    ] {
+        assert!(!may(p, no), "{no}");
+    }
+}
+
+#[test]
 fn literals_comments_and_what_does_not_lex() {
     let p = "fn $F() { $$$B }";
     // In strings and comments, nothing counts.

@@ -1,0 +1,176 @@
+//! What may stand before a shape whose leading metavariable names a struct expression.
+//!
+//! `$S { $$$F }` has no token before its `{`, and nearly every item holds a `{`; but the
+//! pattern is a `struct_expression`, and in tree-sitter-rust 0.24 a struct expression's name
+//! is a type path: `Foo`, `a::Foo`, `Self`, `Foo::<T>`, `<T as Tr>::Out`. So the `{` of a
+//! match follows a word or the `>` of a turbofish, and the path does not follow a word or
+//! token after which Rust reads a type or a pattern, never an expression: `struct`, `impl`,
+//! `for`, `->`, … , or the condition keywords (`if x {`, `match x {`: tree-sitter reads no
+//! struct expression there), or a `.` (a field, `a.b {`). Everything this cannot tell is a
+//! "maybe". As for the rest of the shape, syntax errors are where a match may be missed.
+
+use super::lexer::{Kind, Tokens};
+
+/// Steps a look back may take before it gives up as a "maybe".
+const LOOK_BACK: usize = 256;
+
+/// Words that cannot be the last segment of a type path: before a `{`, they open a block.
+const NOT_A_NAME: &[&[u8]] = &[
+    b"async",
+    b"const",
+    b"else",
+    b"loop",
+    b"move",
+    b"unsafe",
+    b"try",
+    b"in",
+    b"where",
+    b"dyn",
+    b"mut",
+    b"let",
+    b"fn",
+    b"impl",
+    b"struct",
+    b"enum",
+    b"trait",
+    b"mod",
+    b"extern",
+    b"as",
+    b"if",
+    b"while",
+    b"match",
+    b"for",
+    b"return",
+    b"break",
+    b"continue",
+    b"static",
+    b"type",
+    b"use",
+    b"pub",
+    b"ref",
+];
+
+/// Words after which a path is a type, a pattern or a condition, never a struct expression's
+/// name.
+const NO_STRUCT_AFTER: &[&[u8]] = &[
+    b"struct", b"enum", b"union", b"impl", b"trait", b"mod", b"for", b"if", b"while", b"match",
+    b"in", b"fn", b"dyn", b"as", b"let", b"type", b"where",
+];
+
+/// Whether the tokens before token `i` (a `{`) may end a struct expression's name.
+pub(super) fn struct_name_before(t: &Tokens<'_>, i: usize) -> bool {
+    let Some(mut j) = i.checked_sub(1) else {
+        return false;
+    };
+    match last_segment(t, j) {
+        Segment::Word => {}
+        Segment::Maybe => return true,
+        Segment::No => return false,
+        Segment::Turbofish(at) => j = at,
+    }
+    // `j` is a word: the path's last segment. Walk back over `a::b::`.
+    for _ in 0..LOOK_BACK {
+        if j >= 2 && is_punct(t, j - 1, b':') && is_punct(t, j - 2, b':') && glued(t, j - 2) {
+            match j.checked_sub(3) {
+                Some(k) if t.list[k].kind == Kind::Word => {
+                    j = k;
+                    continue;
+                }
+                // `<T as Tr>::X`, `Foo<T>::X`, `::x`, or what the lexer is unsure of.
+                _ => return true,
+            }
+        }
+        return path_may_start_after(t, j);
+    }
+    true
+}
+
+/// What the last segment of a path ending at token `j` is.
+enum Segment {
+    Word,
+    /// The `::<…>` of a turbofish, after the word at this index.
+    Turbofish(usize),
+    Maybe,
+    No,
+}
+
+fn last_segment(t: &Tokens<'_>, j: usize) -> Segment {
+    let tok = t.list[j];
+    match tok.kind {
+        Kind::Word if NOT_A_NAME.contains(&t.text(j)) => Segment::No,
+        Kind::Word => Segment::Word,
+        Kind::Opaque => Segment::Maybe,
+        Kind::Punct if t.text(j) == b">" => {
+            if j >= 1 && glued(t, j - 1) && (is_punct(t, j - 1, b'-') || is_punct(t, j - 1, b'=')) {
+                // `->`, `=>`.
+                return Segment::No;
+            }
+            match matching_angle(t, j) {
+                // `Foo::<T> {`: only a turbofish's generics end a struct expression's name.
+                Some(lt) if lt >= 3 && is_punct(t, lt - 1, b':') && is_punct(t, lt - 2, b':') => {
+                    if t.list[lt - 3].kind == Kind::Word {
+                        Segment::Turbofish(lt - 3)
+                    } else {
+                        Segment::Maybe
+                    }
+                }
+                Some(_) => Segment::No,
+                None => Segment::Maybe,
+            }
+        }
+        _ => Segment::No,
+    }
+}
+
+/// Whether a path whose first token is `j` may be a struct expression's name, by what stands
+/// before it.
+fn path_may_start_after(t: &Tokens<'_>, j: usize) -> bool {
+    let Some(k) = j.checked_sub(1) else {
+        return true;
+    };
+    match t.list[k].kind {
+        Kind::Word => !NO_STRUCT_AFTER.contains(&t.text(k)),
+        Kind::Punct if t.text(k) == b"." => false,
+        Kind::Punct if t.text(k) == b">" => {
+            !(k >= 1 && glued(t, k - 1) && is_punct(t, k - 1, b'-'))
+        }
+        _ => true,
+    }
+}
+
+/// The `<` that opens the generics the `>` at `j` closes, or `None` when the look back cannot
+/// tell.
+fn matching_angle(t: &Tokens<'_>, j: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut k = j;
+    for _ in 0..LOOK_BACK {
+        let tok = t.list[k];
+        match tok.kind {
+            Kind::Close => k = tok.partner as usize,
+            Kind::Open | Kind::Opaque => return None,
+            Kind::Punct => match t.text(k) {
+                b">" if !(k >= 1 && glued(t, k - 1) && is_punct(t, k - 1, b'-')) => depth += 1,
+                b"<" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(k);
+                    }
+                }
+                b";" => return None,
+                _ => {}
+            },
+            _ => {}
+        }
+        k = k.checked_sub(1)?;
+    }
+    None
+}
+
+fn is_punct(t: &Tokens<'_>, k: usize, c: u8) -> bool {
+    t.list[k].kind == Kind::Punct && t.text(k) == [c]
+}
+
+/// Whether token `k` ends where token `k + 1` starts (`->` is two tokens, glued).
+fn glued(t: &Tokens<'_>, k: usize) -> bool {
+    t.list.get(k + 1).is_some_and(|n| n.start == t.list[k].end)
+}
