@@ -6,7 +6,8 @@
 //! match follows a word or the `>` of a turbofish, and the path does not follow a word or
 //! token after which Rust reads a type or a pattern, never an expression: `struct`, `impl`,
 //! `for`, `->`, … , or the condition keywords (`if x {`, `match x {`: tree-sitter reads no
-//! struct expression there), or a `.` (a field, `a.b {`). Everything this cannot tell is a
+//! struct expression there; a match arm's guard may hold one, `_ if S { a } == s =>`), or a
+//! `.` (a field, `a.b {`; but `..S { a }` is a base or a range). Everything this cannot tell is a
 //! "maybe". As for the rest of the shape, syntax errors are where a match may be missed.
 
 use super::lexer::{Kind, Tokens};
@@ -25,7 +26,6 @@ const NOT_A_NAME: &[&[u8]] = &[
     b"try",
     b"in",
     b"where",
-    b"dyn",
     b"mut",
     b"let",
     b"fn",
@@ -129,12 +129,34 @@ fn path_may_start_after(t: &Tokens<'_>, j: usize) -> bool {
         return true;
     };
     match t.list[k].kind {
+        // A match arm's guard may hold a struct expression (`_ if S { a } == s =>`).
+        Kind::Word if t.text(k) == b"if" => !starts_an_if_expression(t, k),
         Kind::Word => !NO_STRUCT_AFTER.contains(&t.text(k)),
-        Kind::Punct if t.text(k) == b"." => false,
+        // A field (`a.b {`), but not a range or a base (`..S { a }`).
+        Kind::Punct if t.text(k) == b"." => k >= 1 && glued(t, k - 1) && is_punct(t, k - 1, b'.'),
         Kind::Punct if t.text(k) == b">" => {
             !(k >= 1 && glued(t, k - 1) && is_punct(t, k - 1, b'-'))
         }
         _ => true,
+    }
+}
+
+/// Whether the `if` at `k` begins an `if` expression, not a match arm's guard, by the token
+/// before it: `else`, an opening bracket, `;`, `=`, `,`, `|`, `&`, `!` or `=>` (after a `}`
+/// it may be either: `S { a, .. } if ok =>`).
+fn starts_an_if_expression(t: &Tokens<'_>, k: usize) -> bool {
+    let Some(p) = k.checked_sub(1) else {
+        return true;
+    };
+    match t.list[p].kind {
+        Kind::Word => t.text(p) == b"else",
+        Kind::Open => true,
+        Kind::Punct => match t.text(p) {
+            b";" | b"=" | b"," | b"|" | b"&" | b"!" => true,
+            b">" => p >= 1 && glued(t, p - 1) && is_punct(t, p - 1, b'='),
+            _ => false,
+        },
+        _ => false,
     }
 }
 

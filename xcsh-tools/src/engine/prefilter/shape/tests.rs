@@ -90,6 +90,11 @@ fn a_struct_literal_needs_a_type_path_before_its_brace() {
         "fn f() { m(|x| S { x }) }",
         "fn f() { match x { A => S { a }, _ => T {} } }",
         "fn f() { let p = &mut S { a }; }",
+        "fn f() { let s = S { a: 1, ..S { a: 2 } }; let r = x..Self { a }; }",
+        "fn f() { match x { _ if S { a: 1 } == y => {} _ => {} } }",
+        "fn f() { match x { Some(v) if a::S { a: v } == y => {} } }",
+        // `dyn` is a word in edition 2015.
+        "fn f() { let d = dyn { a: 1 }; }",
     ] {
         assert!(may(p, yes), "{yes}");
     }
@@ -99,6 +104,7 @@ fn a_struct_literal_needs_a_type_path_before_its_brace() {
         "fn f() -> Result<u8, E> { if x { } else { } }",
         "fn f() -> Box<dyn Fn() -> u8> { match self.x { _ => {} } }",
         "fn f() { for x in xs { while go { loop { } } } unsafe { } }",
+        "fn f() { if a { } else if b { } let v = if c { 1 } else { 2 }; g(if d { }) }",
         "mod m { fn g() -> Self { } }\ntrait T { }",
         "fn f() { if let S { a } = x.y { } let S { b } = y; }",
     ] {
