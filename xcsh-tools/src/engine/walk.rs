@@ -467,15 +467,14 @@ impl Shared<'_> {
             // items'); when they are less, this call does not pay for later ones (the file's
             // text is still kept), as a broad pattern's preview through a session would.
             let ranges =
-                partial::ranges_for(&text, lang, lang_ops, &may_match, &anchors).filter(|ranges| {
-                    let items: usize = ranges.iter().map(ExactSizeIterator::len).sum();
+                partial::ranges_for(&text, lang, lang_ops, &may_match, &anchors).filter(|cut| {
                     self.cache.is_none_or(|cache| {
-                        items * 2 < text.len() || !cache.would_keep_tree(text.len())
+                        cut.len() * 2 < text.len() || !cache.would_keep_tree(text.len())
                     })
                 });
             let whole = ranges.is_none();
             root = match ranges {
-                Some(ranges) => partial::parse_ranges(&text, &ranges),
+                Some(cut) => partial::parse_ranges(&text, &cut),
                 None => parse(&text, lang),
             }
             .map(Arc::new);

@@ -75,6 +75,9 @@ mod words;
 
 pub(crate) use shape::Shape;
 pub(crate) use shape::lexer::Tokens;
+/// Broad Rust patterns, for differential tests elsewhere in the engine.
+#[cfg(test)]
+pub(crate) use shape::tests::BROAD;
 
 pub(crate) use words::Words;
 

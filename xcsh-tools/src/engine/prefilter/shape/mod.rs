@@ -663,4 +663,4 @@ impl Matcher<'_, '_> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,0 +1,215 @@
+//! The little of Rust's lexical grammar the cut needs: where a token, a literal or a comment
+//! ends, as tree-sitter-rust reads them (the shape prefilter's lexer shares these).
+
+use std::ops::Range;
+
+/// One token of Rust source, as the cut reads it: a word (with the literal it prefixes), a
+/// string or char literal, the quote of a lifetime or label, or one byte of punctuation.
+/// Whitespace and comments are stepped over. An `Err` where the text does not lex, and
+/// nothing after it.
+pub(super) struct Lexemes<'a> {
+    src: &'a [u8],
+    at: usize,
+    end: usize,
+}
+
+/// Text the cut's lexer cannot account for: an unterminated literal or comment, or an escape
+/// tree-sitter does not read.
+#[derive(Debug)]
+pub(super) struct Unlexable;
+
+impl<'a> Lexemes<'a> {
+    /// The tokens of `span` of `src` (offsets are `src`'s).
+    pub(super) fn new(src: &'a [u8], span: Range<usize>) -> Self {
+        Lexemes {
+            src,
+            at: span.start,
+            end: span.end,
+        }
+    }
+}
+
+impl Iterator for Lexemes<'_> {
+    type Item = Result<Range<usize>, Unlexable>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let src = self.src;
+        let mut i = self.at;
+        loop {
+            if i >= self.end {
+                return None;
+            }
+            i = match (src[i], src.get(i + 1)) {
+                (b' ' | b'\t' | b'\n' | b'\r', _) => i + 1,
+                (b'/', Some(b'/')) => memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |n| i + n),
+                (b'/', Some(b'*')) => match block_comment_end(src, i) {
+                    Some(end) => end,
+                    None => return self.fail(),
+                },
+                _ => break,
+            };
+        }
+        let end = match src[i] {
+            b'"' => string_end(src, i + 1),
+            b'\'' => quote_end(src, i),
+            b if is_word_byte(b) => word_end(src, i),
+            _ => Some(i + 1),
+        };
+        match end {
+            Some(end) => {
+                self.at = end;
+                Some(Ok(i..end))
+            }
+            None => self.fail(),
+        }
+    }
+}
+
+impl Lexemes<'_> {
+    fn fail(&mut self) -> Option<Result<Range<usize>, Unlexable>> {
+        self.at = self.end;
+        Some(Err(Unlexable))
+    }
+}
+
+/// Letters, digits, `_` and any byte of a non-ASCII character: the bytes of identifiers,
+/// keywords and number literals (a non-ASCII whitespace character read as a word only
+/// keeps items together).
+pub(super) fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+}
+
+fn word_at(src: &[u8], i: usize) -> &[u8] {
+    let len = src[i..].iter().take_while(|&&b| is_word_byte(b)).count();
+    &src[i..i + len]
+}
+
+/// Past the word at `i`, and past the literal it prefixes (`r"…"`, `br#"…"#`, `b'x'`, `c"…"`).
+fn word_end(src: &[u8], i: usize) -> Option<usize> {
+    let word = word_at(src, i);
+    let end = i + word.len();
+    match (word, src.get(end)) {
+        (b"r" | b"br" | b"cr", Some(b'"' | b'#')) => raw_string_end(src, end),
+        (b"b" | b"c", Some(b'"')) => string_end(src, end + 1),
+        (b"b", Some(b'\'')) => quote_end(src, end),
+        _ => Some(end),
+    }
+}
+
+/// Past the string whose contents start at `i` (after its `"`).
+pub(crate) fn string_end(src: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        match src.get(i)? {
+            b'\\' => i = escape_end(src, i)?,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+}
+
+/// Past the escape sequence whose `\` is at `i`, as tree-sitter-rust lexes one: `\u` takes
+/// four hex digits or `{` hex digits `}`, `\x` two, any other escape one character. `None`
+/// for what it does not lex, though rustc may (`\u{1_F600}`): its parse would have an error
+/// there, which can spread past the item.
+fn escape_end(src: &[u8], i: usize) -> Option<usize> {
+    let hex = |from: usize| {
+        src[from.min(src.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_hexdigit())
+            .count()
+    };
+    match *src.get(i + 1)? {
+        b'x' => (hex(i + 2) >= 2).then_some(i + 4),
+        b'u' if src.get(i + 2) == Some(&b'{') => {
+            let digits = hex(i + 3);
+            (digits > 0 && src.get(i + 3 + digits) == Some(&b'}')).then_some(i + 4 + digits)
+        }
+        b'u' => (hex(i + 2) >= 4).then_some(i + 6),
+        first => Some(i + 1 + utf8_width(first)),
+    }
+}
+
+/// The length of the UTF-8 character whose first byte is `first`.
+fn utf8_width(first: u8) -> usize {
+    match first {
+        0xC0..0xE0 => 2,
+        0xE0..0xF0 => 3,
+        0xF0.. => 4,
+        _ => 1,
+    }
+}
+
+/// Past the raw string whose hashes (or quote) start at `i`; `r#ident` (a raw identifier)
+/// is not one, and ends at `i`.
+pub(crate) fn raw_string_end(src: &[u8], i: usize) -> Option<usize> {
+    let hashes = src[i..].iter().take_while(|&&b| b == b'#').count();
+    if src.get(i + hashes) != Some(&b'"') {
+        return if hashes > 0 { Some(i) } else { None };
+    }
+    let mut at = i + hashes + 1;
+    loop {
+        at += memchr::memchr(b'"', &src[at..])? + 1;
+        if src[at..]
+            .iter()
+            .take(hashes)
+            .take_while(|&&b| b == b'#')
+            .count()
+            == hashes
+        {
+            return Some(at + hashes);
+        }
+    }
+}
+
+/// Past a char literal at `i` (`'x'`, `'\n'`, `'\u{1F600}'`, and `''`, which tree-sitter
+/// reads as one), or past the `'` of a lifetime or a label.
+pub(crate) fn quote_end(src: &[u8], i: usize) -> Option<usize> {
+    match *src.get(i + 1)? {
+        b'\'' => Some(i + 2),
+        b'\\' => {
+            let end = escape_end(src, i + 1)?;
+            (src.get(end) == Some(&b'\'')).then_some(end + 1)
+        }
+        first => {
+            let width = utf8_width(first);
+            Some(if src.get(i + 1 + width) == Some(&b'\'') {
+                i + 2 + width
+            } else {
+                i + 1
+            })
+        }
+    }
+}
+
+/// Past the (nested) block comment that starts at `i`, as tree-sitter-rust's scanner reads
+/// it, which the CLI's parse follows: `/*` nests and `*/` closes, but a `/` that ends a `//`
+/// does not begin a `/*` (`/* //* */` is one whole comment there, not the start of a nested
+/// one as for rustc).
+pub(crate) fn block_comment_end(src: &[u8], i: usize) -> Option<usize> {
+    #[derive(Clone, Copy)]
+    enum After {
+        Slash,
+        Star,
+        Other,
+    }
+    let mut depth = 1usize;
+    let mut after = After::Other;
+    let mut at = i + 2;
+    while depth > 0 {
+        after = match (after, *src.get(at)?) {
+            (After::Slash, b'*') => {
+                depth += 1;
+                After::Other
+            }
+            (After::Star, b'/') => {
+                depth -= 1;
+                After::Other
+            }
+            (After::Star, b'*') | (After::Other, b'*') => After::Star,
+            (After::Other, b'/') => After::Slash,
+            _ => After::Other,
+        };
+        at += 1;
+    }
+    Some(at)
+}

@@ -1,0 +1,357 @@
+//! Parsing a Rust file only where a match can be.
+//!
+//! A cold run parses each candidate file once and throws the tree away, and on patterns whose
+//! literals occur in large files (`impl Default for $T { … }` in windows-sys's 0.9 MB
+//! modules) parsing is nearly all of its time. Yet a match of a pattern whose root is not the
+//! whole file lies inside one top-level item, and covers an occurrence of the pattern's
+//! anchor literal ([`Anchors`](super::prefilter::Anchors)). So the file is cut, lexically,
+//! into runs of whole top-level items ([`items::item_boundaries`]), and tree-sitter parses only the
+//! runs that hold an anchor (its *included ranges*, in the file's own byte and line
+//! coordinates): every node a match could be, and everything below it, is what a whole-file
+//! parse gives, while the other items are never lexed.
+//!
+//! That rests on Rust's top level being a plain sequence of items, each parsed the same
+//! whatever items stand around it. It holds for valid Rust, and the cut is conservative: a
+//! boundary is placed only after a `;` outside any bracket, or after a `}` that closes to
+//! the top level and is followed by what can only start an item (`fn`, `pub`, `impl`, `#`, …);
+//! anything else keeps neighbouring items together. Whatever the lexer cannot account for
+//! (an unterminated string or comment, unbalanced brackets, a shebang line) means no cut.
+//! A partial tree with a syntax error is thrown away and the whole file parsed, so a file
+//! with an error is matched, and reported, as before. What is left: an error in an item that
+//! was not parsed goes unreported, and cannot change how the parsed items recover. Files under
+//! 4 KiB are always parsed whole.
+//!
+//! **Inside bodies.** An `impl`, `trait`, `mod` or `extern` block's body (a
+//! `declaration_list`) holds the same items as a file, so the same cut applies inside it
+//! ([`nested_units`]): an anchor in one method needs only that method parsed (as if it stood
+//! at the top level), not the whole `impl`, when the pattern cannot be one of the nodes
+//! around an inner item (the body, the block, the file: [`NESTING_KINDS`]). One difference
+//! between the two is known and kept out: at the top level `m!(x);` is an expression
+//! statement, in a body a macro call, so no inner run starts with a macro call or has one
+//! after a `}`, and a partial tree with an inner run read as a statement is thrown away.
+//! tree-sitter-rust fails on some members rustc accepts (`default fn`, `pub macro`), and a
+//! whole parse's recovery from one can take in the members around it: a body with a member
+//! that is neither an item nor a macro call is not cut.
+//! `runs_parse_alone_*` and `broad_patterns_find_through_the_cut_*` (tests) check the trees
+//! and the matches against whole parses, on this repository and on a corpus.
+//!
+//! Only for a tree nobody keeps: a warm session's [`ParseCache`](super::ParseCache) keeps
+//! whole trees, which serve every later pattern, and asks for one whenever it would keep it.
+
+use std::cell::RefCell;
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use ast_grep_core::tree_sitter::{LanguageExt as _, StrDoc};
+use ast_grep_core::{AstGrep, Matcher as _};
+use ast_grep_language::SupportLang;
+use tree_sitter::{Parser, Point};
+
+use super::Lang;
+use super::matching::{Root, has_syntax_error};
+use super::pattern::{LangOps, OpKind};
+use super::prefilter::Anchors;
+use super::rewrite::LineCounter;
+
+/// Parsing only the anchored items pays when they are less than this share of the file.
+const WORTH_IT: f64 = 0.8;
+
+/// Files smaller than this are parsed whole: little is saved on them (half of the benchmark
+/// corpus's files are this small, and hold 4% of its bytes), and a whole parse reports every
+/// syntax error in them.
+const SMALL_FILE: usize = 4 * 1024;
+
+mod items;
+mod lex;
+#[cfg(test)]
+mod tests;
+
+use items::{Segment, item_boundaries, nested_units};
+pub(crate) use lex::{block_comment_end, quote_end, raw_string_end, string_end};
+
+thread_local! {
+    /// One Rust parser per worker thread, for parses with included ranges (ast-grep's own
+    /// cached parsers always parse whole files).
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// The ranges of a cold parse of `text` for the ops in `may_match`, whose anchors are
+/// `anchors` (same order): `None` (the whole file) unless each of them is a pattern that
+/// cannot match the whole file and has anchors.
+pub(crate) fn ranges_for(
+    text: &str,
+    lang: Lang,
+    ops: &LangOps,
+    may_match: &[usize],
+    anchors: &[Option<Anchors>],
+) -> Option<Cut> {
+    if lang != Lang::Rust || text.len() < SMALL_FILE {
+        return None;
+    }
+    let mut nest = true;
+    let mut occurrences = Vec::new();
+    for (&i, anchors) in may_match.iter().zip(anchors) {
+        let OpKind::Pattern { pattern, .. } = &ops.ops[i].kind else {
+            return None;
+        };
+        let kinds = pattern.potential_kinds()?;
+        let [source_file, nesting @ ..] = nesting_kinds();
+        if kinds.contains(usize::from(*source_file)) {
+            return None;
+        }
+        nest &= !nesting.iter().any(|&k| kinds.contains(usize::from(k)));
+        occurrences.extend(anchors.as_ref()?.occurrences());
+    }
+    anchored_items(text, occurrences, nest)
+}
+
+/// The kinds of the nodes that hold a top-level item's inner items: `source_file` first,
+/// then [`NESTING_KINDS`].
+fn nesting_kinds() -> &'static [u16; 1 + NESTING_KINDS.len()] {
+    static KINDS: OnceLock<[u16; 1 + NESTING_KINDS.len()]> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let lang = SupportLang::Rust.get_ts_language();
+        let mut kinds = [0; 1 + NESTING_KINDS.len()];
+        for (kind, name) in kinds
+            .iter_mut()
+            .zip(["source_file"].iter().chain(NESTING_KINDS))
+        {
+            *kind = lang.id_for_node_kind(name, true);
+        }
+        kinds
+    })
+}
+
+/// The nodes around an item inside a body, below the file: a pattern that may be one of
+/// these can match around an inner item, so the cut stops at top-level items for it.
+const NESTING_KINDS: &[&str] = &[
+    "declaration_list",
+    "impl_item",
+    "trait_item",
+    "mod_item",
+    "foreign_mod_item",
+];
+
+/// The byte ranges of Rust `text` worth parsing to find every match that covers one of
+/// `anchors` (`start..end` of literal occurrences), or `None` when the whole file should be
+/// parsed: no anchor, no cut, or the anchored items are most of the file anyway. With
+/// `nest`, an anchor inside the body of an `impl`, `trait`, `mod` or `extern` block needs
+/// only the inner items around it ([`nested_units`]).
+fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, nest: bool) -> Option<Cut> {
+    if anchors.is_empty() {
+        return None;
+    }
+    let src = text.as_bytes();
+    let bounds = item_boundaries(src)?;
+    anchors.sort_unstable_by_key(|a| a.start);
+    let mut units: Vec<Range<usize>> = Vec::with_capacity(anchors.len());
+    let mut inner_units = false;
+    // The inner units of the last top-level run looked into (anchors come in order).
+    let mut inner: Option<(usize, Vec<Segment>)> = None;
+    for anchor in anchors {
+        // The runs the occurrence touches: usually one.
+        let first = bounds.partition_point(|&b| b <= anchor.start) - 1;
+        let last = bounds.partition_point(|&b| b < anchor.end.max(anchor.start + 1)) - 1;
+        let run = bounds[first]..bounds[(last + 1).min(bounds.len() - 1)];
+        if !nest || first != last {
+            units.push(run);
+            continue;
+        }
+        let segments = match &inner {
+            Some((at, segments)) if *at == first => segments,
+            _ => &inner.insert((first, nested_units(src, run.clone()))).1,
+        };
+        let i = segments.partition_point(|(segment, _)| segment.end <= anchor.start);
+        units.push(match segments.get(i) {
+            Some((segment, unit)) if segment.start <= anchor.start && anchor.end <= unit.end => {
+                inner_units = true;
+                unit.clone()
+            }
+            _ => run,
+        });
+    }
+    // Units nest (an inner item, and the `mod` around it): one range for each overlap.
+    units.sort_unstable_by_key(|u| u.start);
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    for unit in units {
+        match ranges.last_mut() {
+            Some(prev) if unit.start <= prev.end => prev.end = prev.end.max(unit.end),
+            _ => ranges.push(unit),
+        }
+    }
+    let cut = Cut {
+        ranges,
+        inner: inner_units,
+    };
+    ((cut.len() as f64) < WORTH_IT * text.len() as f64).then_some(cut)
+}
+
+/// What of a Rust file to parse: whole top-level items, and items inside bodies.
+#[derive(Debug)]
+pub(crate) struct Cut {
+    /// Sorted, disjoint byte ranges.
+    pub ranges: Vec<Range<usize>>,
+    /// Whether some range holds items of a body (parsed as if at the top level).
+    inner: bool,
+}
+
+impl Cut {
+    /// The bytes to parse.
+    pub fn len(&self) -> usize {
+        self.ranges.iter().map(ExactSizeIterator::len).sum()
+    }
+}
+
+/// Parses only the `cut` of `text` (from [`ranges_for`]); the whole file instead when that
+/// parse has a syntax error, or reads an item of a body as an expression statement or a
+/// shebang (which a body cannot hold: the lexical cut lets that happen only in rare cases,
+/// `a::m!(x);` after a `}`, `#! [attr]`). `None` only when
+/// tree-sitter gives up, as [`super::matching::parse`].
+pub(crate) fn parse_ranges(text: &str, cut: &Cut) -> Option<Root> {
+    let root = parse_included(text, &cut.ranges).map(|tree| {
+        AstGrep::doc(StrDoc {
+            src: text.to_owned(),
+            lang: SupportLang::Rust,
+            tree,
+        })
+    });
+    match root {
+        Some(root) if !(has_syntax_error(&root) || cut.inner && has_statement(&root)) => Some(root),
+        _ => super::matching::parse(text, Lang::Rust),
+    }
+}
+
+/// Whether a top-level node of `root` is an expression statement, or a shebang (which
+/// tree-sitter reads in `#! [attr]`, an inner attribute, at the start of a parse).
+fn has_statement(root: &Root) -> bool {
+    static KINDS: OnceLock<[u16; 2]> = OnceLock::new();
+    let kinds = KINDS.get_or_init(|| {
+        let lang = SupportLang::Rust.get_ts_language();
+        ["expression_statement", "shebang"].map(|k| lang.id_for_node_kind(k, true))
+    });
+    let node = root.root().get_inner_node();
+    let mut cursor = node.walk();
+    node.children(&mut cursor)
+        .any(|n| kinds.contains(&n.kind_id()))
+}
+
+/// For the syntax guard: the syntax errors of the top-level items of Rust `after` that are
+/// not, text for text, items of `before` (each parsed alone), and when there are any, those of
+/// the items of `before` that are not items of `after`. `None` when that cannot be told
+/// cheaply: a small file, text the lexer cannot cut, or changed items that are most of the
+/// file; the caller parses both whole.
+///
+/// Sound for the same reason as [`parse_ranges`]: each top-level item parses the same whatever
+/// stands around it, so an item the change did not touch has the errors (or none) it had, and
+/// a change introduces an error only in an item it touched: comparing the touched items'
+/// errors, before and after, is comparing the files'.
+pub(crate) fn changed_items_errors(before: &str, after: &str) -> Option<ChangedItemsErrors> {
+    if after.len() < SMALL_FILE {
+        return None;
+    }
+    let after_items = items(after)?;
+    let before_items = items(before).unwrap_or_default();
+    let after_ranges = touched(&after_items, &before_items)?;
+    if after_ranges.is_empty() {
+        // Only items the file already had, reordered or removed: nothing new to parse.
+        return Some(ChangedItemsErrors::default());
+    }
+    let errors = |text: &str, ranges: &[Range<usize>]| {
+        parse_included(text, ranges)
+            .map(|tree| super::matching::errors_under(tree.root_node(), text))
+    };
+    let after_errors = errors(after, &after_ranges)?;
+    if after_errors.is_empty() {
+        return Some(ChangedItemsErrors::default());
+    }
+    let before_errors = match touched(&before_items, &after_items) {
+        Some(ranges) if ranges.is_empty() => Vec::new(),
+        Some(ranges) => errors(before, &ranges)?,
+        None if before.is_empty() => Vec::new(),
+        // The original's changed items are most of it: all of it.
+        None => super::matching::syntax_errors(before, Lang::Rust),
+    };
+    Some(ChangedItemsErrors {
+        after: after_errors,
+        before: before_errors,
+    })
+}
+
+/// What [`changed_items_errors`] found: the errors of the changed items after the change and,
+/// when there are any, before it.
+#[derive(Debug, Default)]
+pub(crate) struct ChangedItemsErrors {
+    pub after: Vec<super::SyntaxErrorNode>,
+    pub before: Vec<super::SyntaxErrorNode>,
+}
+
+/// The top-level items of Rust `text`, as (byte range, text).
+fn items(text: &str) -> Option<Vec<(Range<usize>, &str)>> {
+    let bounds = item_boundaries(text.as_bytes())?;
+    Some(
+        bounds
+            .windows(2)
+            .map(|w| (w[0]..w[1], &text[w[0]..w[1]]))
+            .collect(),
+    )
+}
+
+/// The ranges (adjacent ones joined) of the items of `of` that are not, text for text, items
+/// of `other`; `None` when they are most of the file, so that parsing them would not pay.
+fn touched(
+    of: &[(Range<usize>, &str)],
+    other: &[(Range<usize>, &str)],
+) -> Option<Vec<Range<usize>>> {
+    let kept: std::collections::HashSet<&str> = other.iter().map(|(_, t)| *t).collect();
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    for (range, text) in of {
+        if kept.contains(text) {
+            continue;
+        }
+        match ranges.last_mut() {
+            Some(prev) if prev.end == range.start => prev.end = range.end,
+            _ => ranges.push(range.clone()),
+        }
+    }
+    let len = of.last().map_or(0, |(r, _)| r.end);
+    let covered: usize = ranges.iter().map(ExactSizeIterator::len).sum();
+    ((covered as f64) < WORTH_IT * len as f64).then_some(ranges)
+}
+
+/// tree-sitter's parse of only `ranges` of Rust `text`, with this thread's parser.
+fn parse_included(text: &str, ranges: &[Range<usize>]) -> Option<tree_sitter::Tree> {
+    let included = with_points(text, ranges);
+    PARSER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let parser = match &mut *cell {
+            Some(parser) => parser,
+            slot => {
+                let mut parser = Parser::new();
+                parser
+                    .set_language(&SupportLang::Rust.get_ts_language())
+                    .ok()?;
+                slot.insert(parser)
+            }
+        };
+        parser.set_included_ranges(&included).ok()?;
+        parser.parse(text, None)
+    })
+}
+
+/// tree-sitter's ranges carry line and column (in bytes) besides byte offsets.
+fn with_points(src: &str, ranges: &[Range<usize>]) -> Vec<tree_sitter::Range> {
+    let mut lines = LineCounter::new(src);
+    let mut point = |offset: usize| {
+        let (row, column) = lines.point(offset);
+        Point::new(row, column)
+    };
+    ranges
+        .iter()
+        .map(|r| tree_sitter::Range {
+            start_byte: r.start,
+            start_point: point(r.start),
+            end_byte: r.end,
+            end_point: point(r.end),
+        })
+        .collect()
+}

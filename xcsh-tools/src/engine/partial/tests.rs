@@ -1,0 +1,439 @@
+//! The cut, against whole-file parses.
+
+use super::*;
+
+/// The runs of `src`, as text.
+fn runs(src: &str) -> Option<Vec<&str>> {
+    let b = item_boundaries(src.as_bytes())?;
+    Some(b.windows(2).map(|w| &src[w[0]..w[1]]).collect())
+}
+
+#[test]
+fn items_are_cut_after_a_semicolon_or_a_closing_brace_before_an_item() {
+    let src = "use a::b;\nfn f() { g(); }\n#[derive(Default)]\nstruct S { x: u8 }\nimpl S {}";
+    assert_eq!(
+        runs(src).unwrap(),
+        [
+            "use a::b;",
+            "\nfn f() { g(); }",
+            "\n#[derive(Default)]\nstruct S { x: u8 }",
+            "\nimpl S {}"
+        ]
+    );
+}
+
+#[test]
+fn a_brace_followed_by_what_continues_an_item_is_no_cut() {
+    for src in [
+        "const X: u8 = if C { 1 } else { 2 };",
+        "const X: S = S { a: 1 }.with(2);",
+        "struct A<const N: usize = { 1 }> { a: [u8; N] }",
+        "m! { a } n! { b }",
+    ] {
+        assert_eq!(runs(src).unwrap(), [src], "{src}");
+    }
+}
+
+#[test]
+fn brackets_inside_literals_and_comments_do_not_count() {
+    let src = concat!(
+        "const A: &str = \"}; fn\\\" {\";\n",
+        "const B: &str = r#\"\"}\"; {\"#;\n",
+        "const C: char = '}';\nconst D: u8 = b'{';\nconst E: char = '\\'';\n",
+        "fn f<'a>(x: &'a str) -> &'a str { 'l: loop { break 'l x; } }\n",
+        "/* { /* nested } */ ( */ // }\n",
+        "fn r#type() { let r#fn = br\"{\"; let c = c\"}\"; let u = '\\u{7D}'; let e = 'é'; }\n",
+    );
+    let runs = runs(src).unwrap();
+    assert_eq!(runs.len(), 7, "{runs:#?}");
+    assert!(runs[6].starts_with("\n/* { /* nested } */ ( */ // }\nfn r#type()"));
+}
+
+#[test]
+fn block_comments_nest_as_tree_sitter_reads_them() {
+    // `//*` opens nothing for tree-sitter-rust (rustc nests there): the comment ends at
+    // the first `*/`, and the `;` inside the string is no cut.
+    assert_eq!(
+        runs("/* //* */ const S: &str = \" */ ; \"; fn f() {}").unwrap(),
+        ["/* //* */ const S: &str = \" */ ; \";", " fn f() {}"]
+    );
+    assert_eq!(
+        runs("/* /* */ ; */ fn f() {} /***/ const X: u8 = 1;").unwrap(),
+        ["/* /* */ ; */ fn f() {}", " /***/ const X: u8 = 1;"]
+    );
+    assert_eq!(
+        runs("const C: [char; 2] = ['\\u{7D}', ''];").unwrap().len(),
+        1
+    );
+}
+
+#[test]
+fn what_does_not_lex_is_not_cut() {
+    for src in [
+        "fn f() { \"open }",
+        "fn f() { /* open }",
+        "fn f() { ( }",
+        "fn f() } {",
+        "#!/usr/bin/env run-cargo-script\nfn main() {}",
+        "\u{feff}fn main() {}",
+        "const S: &str = \"\\u{1_F600}\"; fn f() {}",
+        "const C: char = '\\x4'; fn f() {}",
+    ] {
+        assert_eq!(item_boundaries(src.as_bytes()), None, "{src}");
+    }
+    assert!(item_boundaries(b"#![allow(x)]\nfn main() {}").is_some());
+}
+
+/// The outermost nodes of `node`'s tree that lie inside `range`, as (range, position, tree).
+fn inside(
+    node: tree_sitter::Node<'_>,
+    range: &Range<usize>,
+    out: &mut Vec<(Range<usize>, Point, String)>,
+) {
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        if range.start <= child.start_byte() && child.end_byte() <= range.end {
+            out.push((child.byte_range(), child.start_position(), child.to_sexp()));
+        } else if child.start_byte() < range.end && range.start < child.end_byte() {
+            inside(child, range, out);
+        }
+    }
+}
+
+/// Parsing one run alone, or one unit inside a run's body ([`nested_units`]), gives its items
+/// the trees a whole-file parse gives them: `(runs, units)` checked.
+fn check_runs_parse_alone(path: &str, src: &str) -> (usize, usize) {
+    let whole = super::super::matching::parse(src, Lang::Rust).unwrap();
+    let whole_root = whole.root();
+    let whole_node = whole_root.get_inner_node();
+    if whole_node.has_error() {
+        return (0, 0);
+    }
+    let Some(bounds) = item_boundaries(src.as_bytes()) else {
+        panic!("{path}: no cut in a file without syntax errors");
+    };
+    let alone = |range: &Range<usize>, inner: bool| {
+        let cut = Cut {
+            ranges: vec![range.clone()],
+            inner,
+        };
+        let part = parse_ranges(src, &cut).unwrap();
+        let mut ours = Vec::new();
+        inside(part.root().get_inner_node(), range, &mut ours);
+        let mut theirs = Vec::new();
+        inside(whole_node, range, &mut theirs);
+        assert_eq!(ours, theirs, "{path}: {range:?} parsed alone");
+    };
+    let (mut runs, mut units) = (0, 0);
+    for w in bounds.windows(2) {
+        let run = w[0]..w[1];
+        alone(&run, false);
+        runs += 1;
+        let mut seen = std::collections::HashSet::new();
+        for (_, unit) in nested_units(src.as_bytes(), run) {
+            if seen.insert(unit.clone()) {
+                alone(&unit, true);
+                units += 1;
+            }
+        }
+    }
+    (runs, units)
+}
+
+#[test]
+fn runs_parse_alone_as_in_the_whole_file() {
+    let src = concat!(
+        "//! Doc.\n#![allow(dead_code)]\nuse std::fmt;\n",
+        "/// S.\n#[derive(Debug, Default)]\npub struct S<'a> { x: &'a str }\n",
+        "impl<'a> Default for Wrapper<'a> { fn default() -> Self { Self(\"}\") } }\n",
+        "macro_rules! m { ($x:expr) => { $x + 1 }; }\nm!(1);\n",
+        "const X: u8 = if true { 1 } else { 2 };\n",
+        "unsafe extern \"C\" { fn g(); }\npub(crate) mod inner { fn h() {} }\n",
+    );
+    assert!(
+        !super::super::matching::parse(src, Lang::Rust)
+            .unwrap()
+            .root()
+            .get_inner_node()
+            .has_error()
+    );
+    assert_eq!(check_runs_parse_alone("inline", src), (7, 3));
+}
+
+/// The same over xcsh's own sources.
+#[test]
+fn runs_parse_alone_in_this_repository() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let (files, runs, units) = check_tree(root);
+    assert!(
+        files > 100 && runs > 10 * files && units > 5 * files,
+        "{files} files, {runs} runs, {units} inner units"
+    );
+}
+
+/// The same over a tree of real sources: `XCSH_PARTIAL_CORPUS=dir cargo test --release
+/// -p xcsh-tools runs_parse_alone_on_a_corpus -- --ignored`.
+#[test]
+#[ignore = "minutes; needs XCSH_PARTIAL_CORPUS"]
+fn runs_parse_alone_on_a_corpus() {
+    let dir = std::env::var("XCSH_PARTIAL_CORPUS").expect("XCSH_PARTIAL_CORPUS");
+    let (files, runs, units) = check_tree(&dir);
+    eprintln!(
+        "{files} files, {runs} runs and {units} inner units parsed alone as in the whole file"
+    );
+    assert!(runs > files);
+}
+
+/// [`check_runs_parse_alone`] on every `.rs` file under `dir` (ignore rules apply):
+/// `(files, runs, inner units)`.
+fn check_tree(dir: &str) -> (usize, usize, usize) {
+    let (mut files, mut runs, mut units) = (0, 0, 0);
+    for entry in ignore::WalkBuilder::new(dir).build() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let Ok(src) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let (r, u) = check_runs_parse_alone(&path.display().to_string(), &src);
+        runs += r;
+        units += u;
+        files += 1;
+    }
+    (files, runs, units)
+}
+
+#[test]
+fn an_inner_attribute_read_as_a_shebang_is_no_cut() {
+    // At the start of a parse tree-sitter reads `#! [attr]` as a shebang line.
+    let mut src = String::from("mod m {\n    #! [allow(dead_code)]\n    fn f() {}\n}\n");
+    while src.len() < 2 * SMALL_FILE {
+        src.push_str("fn filler() { let x = 1; }\n");
+    }
+    let src = src.as_bytes();
+    let units = nested_units(src, 0..item_boundaries(src).unwrap()[1]);
+    let (_, unit) = &units[0];
+    let text = std::str::from_utf8(src).unwrap();
+    let cut = Cut {
+        ranges: vec![unit.clone()],
+        inner: true,
+    };
+    let part = parse_ranges(text, &cut).unwrap();
+    assert!(!has_statement(&part), "parsed whole instead");
+    assert_eq!(part.root().get_inner_node().end_byte(), src.len());
+}
+
+#[test]
+fn inner_items_of_impl_trait_mod_and_extern_bodies_are_units() {
+    let src = concat!(
+        "#[cfg(x)]\npub(crate) unsafe impl<T: Fn() -> u8> Tr for S<T> where T: Copy {\n",
+        "    fn a(&self) {}\n    #[inline]\n    pub fn b() -> u8 { 1 }\n    m!(x);\n    const C: u8 = 1;\n}\n",
+    );
+    let src = src.as_bytes();
+    let text = |r: &Range<usize>| std::str::from_utf8(&src[r.clone()]).unwrap();
+    let units: Vec<_> = nested_units(src, 0..src.len())
+        .iter()
+        .map(|(_, u)| text(u))
+        .collect();
+    // The macro call is no unit (an anchor there needs the whole impl).
+    assert_eq!(
+        units,
+        [
+            "\n    fn a(&self) {}",
+            "\n    #[inline]\n    pub fn b() -> u8 { 1 }",
+            "\n    const C: u8 = 1;"
+        ]
+    );
+    // Nested bodies, down to the impl in a module in a module.
+    let src = b"mod a { mod b { impl S { fn f() {} } } fn g() {} }";
+    let units: Vec<_> = nested_units(src, 0..src.len())
+        .iter()
+        .map(|(s, u)| {
+            (
+                std::str::from_utf8(&src[s.clone()]).unwrap(),
+                std::str::from_utf8(&src[u.clone()]).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        units,
+        [
+            (" mod b {", " mod b { impl S { fn f() {} } }"),
+            (" impl S {", " impl S { fn f() {} } "),
+            (" fn f() {} ", " fn f() {} "),
+            ("} ", " impl S { fn f() {} } "),
+            ("}", " mod b { impl S { fn f() {} } }"),
+            (" fn g() {} ", " fn g() {} "),
+        ]
+    );
+    // What is no such block, or whose braces do not end it, has no units.
+    for src in [
+        "fn f() -> impl Fn() { || {} }",
+        "impl Foo<{ N }> for X { fn f() {} }",
+        "impl A {} m! { fn f() {} }",
+        "extern crate a;",
+        "mod m;",
+        "const _: () = { impl X { fn f() {} } };",
+        "trait A = B;",
+        // What tree-sitter-rust cannot read, whose recovery may take in its neighbours.
+        "impl A { default const X: u8 = 1; fn g() { x } }",
+        "mod m { pub macro m() {} fn g() {} }",
+        "mod m { pub(crate) macro m() {} fn g() {} }",
+    ] {
+        assert_eq!(nested_units(src.as_bytes(), 0..src.len()), [], "{src}");
+    }
+}
+
+/// What a pattern finds through the cut its anchors choose is what it finds in a whole parse,
+/// for the rewrite's walk (not reentrant) and the search's (reentrant): the patterns' matches
+/// checked.
+fn check_matches_through_the_cut(path: &str, src: &str, whole: &Root) -> usize {
+    use crate::engine::matching::for_each_match;
+    use crate::engine::prefilter::Tokens;
+    static OPS: OnceLock<Vec<(&str, super::super::CompiledOps)>> = OnceLock::new();
+    let ops = OPS.get_or_init(|| {
+        crate::engine::prefilter::BROAD
+            .iter()
+            .filter_map(|p| {
+                let ops =
+                    super::super::CompiledOps::for_search(&[(*p).to_owned()], Some(Lang::Rust));
+                Some((*p, ops.ok()?))
+            })
+            .collect()
+    });
+    let Some(tokens) = Tokens::lex(src.as_bytes()) else {
+        return 0;
+    };
+    let mut checked = 0;
+    for (pat, ops) in ops {
+        let lang_ops = ops.for_lang(Lang::Rust).unwrap();
+        let OpKind::Pattern { pattern, .. } = &lang_ops.ops[0].kind else {
+            continue;
+        };
+        let prefilter = &lang_ops.prefilter;
+        let anchors = prefilter
+            .shape_anchors(0, &tokens)
+            .or_else(|| prefilter.anchors(0, src.as_bytes()));
+        let Some(cut) = ranges_for(
+            src,
+            Lang::Rust,
+            lang_ops,
+            &[0],
+            std::slice::from_ref(&anchors),
+        ) else {
+            continue;
+        };
+        let part = parse_ranges(src, &cut).unwrap();
+        for reentrant in [false, true] {
+            let found = |root: &Root, anchors| {
+                let mut out = Vec::new();
+                for_each_match(root, pattern, reentrant, anchors, |m| {
+                    out.push((m.range(), m.text().to_string()));
+                });
+                out
+            };
+            let theirs = found(whole, None);
+            assert_eq!(
+                found(&part, anchors.as_ref()),
+                theirs,
+                "{path}: `{pat}` through {cut:?}"
+            );
+            checked += theirs.len();
+        }
+    }
+    checked
+}
+
+#[test]
+fn broad_patterns_find_through_the_cut_what_a_whole_parse_finds() {
+    let mut checked = 0;
+    for (path, src) in rust_files(concat!(env!("CARGO_MANIFEST_DIR"), "/..")) {
+        let whole = super::super::matching::parse(&src, Lang::Rust).unwrap();
+        if !whole.root().get_inner_node().has_error() {
+            checked += check_matches_through_the_cut(&path, &src, &whole);
+        }
+    }
+    assert!(checked > 1000, "{checked} matches");
+}
+
+/// The same over a tree of real sources: `XCSH_PARTIAL_CORPUS=dir cargo test --release -p
+/// xcsh-tools broad_patterns_find_through_the_cut_on_a_corpus -- --ignored`.
+#[test]
+#[ignore = "minutes; needs XCSH_PARTIAL_CORPUS"]
+fn broad_patterns_find_through_the_cut_on_a_corpus() {
+    let dir = std::env::var("XCSH_PARTIAL_CORPUS").expect("XCSH_PARTIAL_CORPUS");
+    let mut checked = 0;
+    for (path, src) in rust_files(&dir) {
+        let whole = super::super::matching::parse(&src, Lang::Rust).unwrap();
+        if !whole.root().get_inner_node().has_error() {
+            checked += check_matches_through_the_cut(&path, &src, &whole);
+        }
+    }
+    eprintln!("{checked} matches found through the cut as in whole parses");
+}
+
+/// The `.rs` files under `dir` (ignore rules apply) of at least [`SMALL_FILE`] bytes, as
+/// (path, text).
+fn rust_files(dir: &str) -> impl Iterator<Item = (String, String)> {
+    ignore::WalkBuilder::new(dir).build().filter_map(|entry| {
+        let entry = entry.ok()?;
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            return None;
+        }
+        let src = std::fs::read_to_string(path).ok()?;
+        (src.len() >= SMALL_FILE).then(|| (path.display().to_string(), src))
+    })
+}
+
+/// How many bytes a cold run parses per broad pattern, with the cut at top-level items only
+/// and with inner units: `XCSH_PARTIAL_CORPUS=dir cargo test --release -p xcsh-tools
+/// bytes_parsed_on_a_corpus -- --ignored --nocapture` (a report for BENCHMARKS.md).
+#[test]
+#[ignore = "a report; needs XCSH_PARTIAL_CORPUS"]
+fn bytes_parsed_on_a_corpus() {
+    use crate::engine::prefilter::Tokens;
+    let dir = std::env::var("XCSH_PARTIAL_CORPUS").expect("XCSH_PARTIAL_CORPUS");
+    let files: Vec<(String, String)> = rust_files(&dir).collect();
+    eprintln!("| pattern | bytes in anchored files | top-level items | with inner items |");
+    eprintln!("|---|---:|---:|---:|");
+    for pat in [
+        "$S { $$$F }",
+        "$X?",
+        "fn $F() { $$$B }",
+        "fn $F($$$P) -> $R { $$$B }",
+        "$X.$M().$N()",
+        "|$A| $B",
+        "let $X: $T = $V;",
+    ] {
+        let ops =
+            super::super::CompiledOps::for_search(&[pat.to_owned()], Some(Lang::Rust)).unwrap();
+        let lang_ops = ops.for_lang(Lang::Rust).unwrap();
+        let prefilter = &lang_ops.prefilter;
+        let (mut whole, mut top, mut inner) = (0usize, 0usize, 0usize);
+        for (_, src) in &files {
+            let Some(tokens) = Tokens::lex(src.as_bytes()) else {
+                continue;
+            };
+            let Some(anchors) = prefilter.shape_anchors(0, &tokens) else {
+                continue;
+            };
+            if anchors.is_empty() {
+                continue;
+            }
+            whole += src.len();
+            let occurrences = || anchors.occurrences().collect::<Vec<_>>();
+            top += anchored_items(src, occurrences(), false).map_or(src.len(), |c| c.len());
+            inner += anchored_items(src, occurrences(), true).map_or(src.len(), |c| c.len());
+        }
+        let mib = |b: usize| b as f64 / (1 << 20) as f64;
+        eprintln!(
+            "| `{pat}` | {:.1} MiB | {:.1} MiB | {:.1} MiB |",
+            mib(whole),
+            mib(top),
+            mib(inner)
+        );
+    }
+}
