@@ -145,7 +145,7 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, nest: bool) -> Opt
     let bounds = item_boundaries(src)?;
     anchors.sort_unstable_by_key(|a| a.start);
     let mut units: Vec<Range<usize>> = Vec::with_capacity(anchors.len());
-    let mut inner_units = false;
+    let mut inner_units: Vec<Range<usize>> = Vec::new();
     // The inner units of the last top-level run looked into (anchors come in order).
     let mut inner: Option<(usize, Vec<Segment>)> = None;
     for anchor in anchors {
@@ -164,7 +164,7 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, nest: bool) -> Opt
         let i = segments.partition_point(|(segment, _)| segment.end <= anchor.start);
         units.push(match segments.get(i) {
             Some((segment, unit)) if segment.start <= anchor.start && anchor.end <= unit.end => {
-                inner_units = true;
+                inner_units.push(unit.clone());
                 unit.clone()
             }
             _ => run,
@@ -179,6 +179,8 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, nest: bool) -> Opt
             _ => ranges.push(unit),
         }
     }
+    inner_units.sort_unstable_by_key(|u| u.start);
+    inner_units.dedup();
     let cut = Cut {
         ranges,
         inner: inner_units,
@@ -191,8 +193,8 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, nest: bool) -> Opt
 pub(crate) struct Cut {
     /// Sorted, disjoint byte ranges.
     pub ranges: Vec<Range<usize>>,
-    /// Whether some range holds items of a body (parsed as if at the top level).
-    inner: bool,
+    /// The runs of items of a body among them (parsed as if at the top level), sorted.
+    inner: Vec<Range<usize>>,
 }
 
 impl Cut {
@@ -216,14 +218,21 @@ pub(crate) fn parse_ranges(text: &str, cut: &Cut) -> Option<Root> {
         })
     });
     match root {
-        Some(root) if !(has_syntax_error(&root) || cut.inner && has_statement(&root)) => Some(root),
+        Some(root) if !(has_syntax_error(&root) || reads_a_body_as_a_file(&root, &cut.inner)) => {
+            Some(root)
+        }
         _ => super::matching::parse(text, Lang::Rust),
     }
 }
 
-/// Whether a top-level node of `root` is an expression statement, or a shebang (which
-/// tree-sitter reads in `#! [attr]`, an inner attribute, at the start of a parse).
-fn has_statement(root: &Root) -> bool {
+/// Whether a top-level node of `root` that starts in one of the `inner` runs (of a body's
+/// items) is an expression statement, or a shebang (which tree-sitter reads in `#! [attr]`,
+/// an inner attribute, at the start of a parse): what a body cannot hold. (At the top level
+/// of a file, `m!(x);` is one.)
+fn reads_a_body_as_a_file(root: &Root, inner: &[Range<usize>]) -> bool {
+    if inner.is_empty() {
+        return false;
+    }
     static KINDS: OnceLock<[u16; 2]> = OnceLock::new();
     let kinds = KINDS.get_or_init(|| {
         let lang = SupportLang::Rust.get_ts_language();
@@ -231,8 +240,12 @@ fn has_statement(root: &Root) -> bool {
     });
     let node = root.root().get_inner_node();
     let mut cursor = node.walk();
-    node.children(&mut cursor)
-        .any(|n| kinds.contains(&n.kind_id()))
+    node.children(&mut cursor).any(|n| {
+        kinds.contains(&n.kind_id()) && {
+            let i = inner.partition_point(|r| r.end <= n.start_byte());
+            inner.get(i).is_some_and(|r| r.start <= n.start_byte())
+        }
+    })
 }
 
 /// For the syntax guard: the syntax errors of the top-level items of Rust `after` that are

@@ -115,7 +115,11 @@ fn check_runs_parse_alone(path: &str, src: &str) -> (usize, usize) {
     let alone = |range: &Range<usize>, inner: bool| {
         let cut = Cut {
             ranges: vec![range.clone()],
-            inner,
+            inner: if inner {
+                vec![range.clone()]
+            } else {
+                Vec::new()
+            },
         };
         let part = parse_ranges(src, &cut).unwrap();
         let mut ours = Vec::new();
@@ -218,11 +222,33 @@ fn an_inner_attribute_read_as_a_shebang_is_no_cut() {
     let text = std::str::from_utf8(src).unwrap();
     let cut = Cut {
         ranges: vec![unit.clone()],
-        inner: true,
+        inner: vec![unit.clone()],
     };
     let part = parse_ranges(text, &cut).unwrap();
-    assert!(!has_statement(&part), "parsed whole instead");
+    assert!(
+        !reads_a_body_as_a_file(&part, &cut.inner),
+        "parsed whole instead"
+    );
     assert_eq!(part.root().get_inner_node().end_byte(), src.len());
+}
+
+#[test]
+fn a_macro_call_at_the_top_level_is_no_reason_to_parse_whole() {
+    let mut src = String::from(
+        "m!(S { a: 1 });\nimpl T {\n    fn f() -> S { S { a: 2 } }\n    fn g() {}\n}\n",
+    );
+    while src.len() < 2 * SMALL_FILE {
+        src.push_str("fn filler() { let x = 1; }\n");
+    }
+    let anchors = src.match_indices("S {").map(|(i, _)| i..i + 1).collect();
+    let cut = anchored_items(&src, anchors, true).unwrap();
+    assert_eq!(cut.inner.len(), 1, "{cut:?}");
+    let part = parse_ranges(&src, &cut).unwrap();
+    let end = src.find("    fn g").unwrap();
+    assert!(
+        part.root().get_inner_node().end_byte() <= end,
+        "parsed whole instead"
+    );
 }
 
 #[test]
