@@ -14,7 +14,8 @@
 //! bytes contain the literal text a match needs (see `prefilter`) and, in Rust, when its
 //! tokens can take the pattern's shape (`prefilter::shape`: `fn $F() { … }` needs `(` and
 //! `)` side by side). A Rust file (of 4 KiB or more) whose tree no [`ParseCache`] will keep is
-//! parsed only in the top-level items where the shape (or that text) can be (see `partial`):
+//! parsed only in the items where the shape (or that text) can be (see `partial`): top-level
+//! items, or for most patterns the items inside an `impl`, `trait`, `mod` or `extern` body:
 //! the matches are the same, and the rest of the file costs a lexer's pass.
 //!
 //! ```
