@@ -8,7 +8,9 @@
 //! `for`, `->`, … , or the condition keywords (`if x {`, `match x {`: tree-sitter reads no
 //! struct expression there; a match arm's guard may hold one, `_ if S { a } == s =>`), or a
 //! `.` (a field, `a.b {`; but `..S { a }` is a base or a range). Everything this cannot tell is a
-//! "maybe". As for the rest of the shape, syntax errors are where a match may be missed.
+//! "maybe". And the brace must open a field list ([`fields_after`]): `}`, `..`, `#`, or a
+//! field's name and then `:`, `,` or `}`. As for the rest of the shape, syntax errors are
+//! where a match may be missed.
 
 use super::lexer::{Kind, Tokens};
 
@@ -83,6 +85,32 @@ pub(super) fn struct_name_before(t: &Tokens<'_>, i: usize) -> bool {
         return path_may_start_after(t, j);
     }
     true
+}
+
+/// Whether what follows token `i` (the `{` of a struct expression, if it is one) may be a
+/// field list: in tree-sitter-rust 0.24 it is empty, or starts with `..` (a base), an
+/// attribute, or a field's name (a word, or a tuple struct's index) followed by `:`, `,`
+/// or `}`. A block (`where T: Debug { let … }`, `fn f() -> T { g(); }`) starts otherwise.
+pub(super) fn fields_after(t: &Tokens<'_>, i: usize) -> bool {
+    let Some(first) = t.list.get(i + 1) else {
+        return true;
+    };
+    match first.kind {
+        Kind::Close | Kind::Opaque => true,
+        Kind::Punct => {
+            is_punct(t, i + 1, b'#')
+                || (is_punct(t, i + 1, b'.') && is_punct(t, i + 2, b'.') && glued(t, i + 1))
+        }
+        Kind::Word | Kind::Lit => match t.list.get(i + 2).map(|n| n.kind) {
+            Some(Kind::Close | Kind::Opaque) | None => true,
+            Some(Kind::Punct) => {
+                is_punct(t, i + 2, b',')
+                    || (is_punct(t, i + 2, b':') && !(is_punct(t, i + 3, b':') && glued(t, i + 2)))
+            }
+            _ => false,
+        },
+        Kind::Lifetime | Kind::Open => false,
+    }
 }
 
 /// What the last segment of a path ending at token `j` is.
@@ -189,7 +217,7 @@ fn matching_angle(t: &Tokens<'_>, j: usize) -> Option<usize> {
 }
 
 fn is_punct(t: &Tokens<'_>, k: usize, c: u8) -> bool {
-    t.list[k].kind == Kind::Punct && t.text(k) == [c]
+    t.list.get(k).is_some_and(|tok| tok.kind == Kind::Punct) && t.text(k) == [c]
 }
 
 /// Whether token `k` ends where token `k + 1` starts (`->` is two tokens, glued).

@@ -197,7 +197,9 @@ impl Shape {
     fn lead_allows(&self, tokens: &Tokens<'_>, i: usize) -> bool {
         match self.lead {
             Lead::Any => true,
-            Lead::StructName => lead::struct_name_before(tokens, i),
+            Lead::StructName => {
+                lead::fields_after(tokens, i) && lead::struct_name_before(tokens, i)
+            }
         }
     }
 }

@@ -95,6 +95,15 @@ fn a_struct_literal_needs_a_type_path_before_its_brace() {
         "fn f() { match x { Some(v) if a::S { a: v } == y => {} } }",
         // `dyn` is a word in edition 2015.
         "fn f() { let d = dyn { a: 1 }; }",
+        // Every way a field list starts.
+        "fn f() { S {} }",
+        "fn f() { S { #[cfg(x)] a: 1 } }",
+        "fn f() { S { 0: a, 1: b } }",
+        "fn f() { S { ..Default::default() } }",
+        "fn f() { S { r#type: 1 } }",
+        "fn f() { S { a, b } }",
+        "fn f() { S { /* none */ } }",
+        "fn f() { S { a: b::c } }",
     ] {
         assert!(may(p, yes), "{yes}");
     }
@@ -107,6 +116,13 @@ fn a_struct_literal_needs_a_type_path_before_its_brace() {
         "fn f() { if a { } else if b { } let v = if c { 1 } else { 2 }; g(if d { }) }",
         "mod m { fn g() -> Self { } }\ntrait T { }",
         "fn f() { if let S { a } = x.y { } let S { b } = y; }",
+        // A block after a where clause, or a body after a return type: no field list.
+        "fn f<T>(x: T) where T: Debug { let y = x; }",
+        "fn f<T>() where T: Tr<A = u8> { g(); }",
+        "fn f() where Self: Sized { a::b(); }",
+        "fn f() where Self: Sized { 'l: loop {} }",
+        "fn f() where Self: Sized { (a, b) }",
+        "fn f() where Self: Sized { a.b }",
     ] {
         assert!(!may(p, no), "{no}");
     }
