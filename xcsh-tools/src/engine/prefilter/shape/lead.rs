@@ -10,7 +10,9 @@
 //! `.` (a field, `a.b {`; but `..S { a }` is a base or a range). Everything this cannot tell is a
 //! "maybe". And the brace must open a field list ([`fields_after`]): `}`, `..`, `#`, or a
 //! field's name and then `:`, `,` or `}`. As for the rest of the shape, syntax errors are
-//! where a match may be missed.
+//! where a match may be missed: here that is any struct expression whose first field does
+//! not parse (`S { a = 1 }`, `S { mut a }`), which tree-sitter still builds and ast-grep
+//! matches.
 
 use super::lexer::{Kind, Tokens};
 
@@ -97,20 +99,27 @@ pub(super) fn fields_after(t: &Tokens<'_>, i: usize) -> bool {
     };
     match first.kind {
         Kind::Close | Kind::Opaque => true,
+        // A lone `,` is a field list too (`S { , }`: the grammar's optional trailing comma).
         Kind::Punct => {
             is_punct(t, i + 1, b'#')
+                || is_punct(t, i + 1, b',')
                 || (is_punct(t, i + 1, b'.') && is_punct(t, i + 2, b'.') && glued(t, i + 1))
         }
         Kind::Word | Kind::Lit => match t.list.get(i + 2).map(|n| n.kind) {
             Some(Kind::Close | Kind::Opaque) | None => true,
             Some(Kind::Punct) => {
-                is_punct(t, i + 2, b',')
-                    || (is_punct(t, i + 2, b':') && !(is_punct(t, i + 3, b':') && glued(t, i + 2)))
+                is_punct(t, i + 2, b',') || (is_punct(t, i + 2, b':') && !path_separator(t, i + 2))
             }
             _ => false,
         },
         Kind::Lifetime | Kind::Open => false,
     }
+}
+
+/// Whether the `:` at token `k` begins exactly a `::` (`a:::b` is a field `a` of value
+/// `::b`).
+fn path_separator(t: &Tokens<'_>, k: usize) -> bool {
+    is_punct(t, k + 1, b':') && glued(t, k) && !(is_punct(t, k + 2, b':') && glued(t, k + 1))
 }
 
 /// What the last segment of a path ending at token `j` is.

@@ -104,6 +104,9 @@ fn a_struct_literal_needs_a_type_path_before_its_brace() {
         "fn f() { S { a, b } }",
         "fn f() { S { /* none */ } }",
         "fn f() { S { a: b::c } }",
+        // What rustc refuses and tree-sitter reads without an error (a helper's review).
+        "fn f() { S { , } }",
+        "fn f() { S { a:::b } }",
     ] {
         assert!(may(p, yes), "{yes}");
     }
