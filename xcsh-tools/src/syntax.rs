@@ -33,15 +33,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::HashMap;
+use std::cell::OnceCell;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::changeset::{ChangeSet, WrittenFile};
+use crate::changeset::{ChangeSet, Replaced, WrittenFile};
 use crate::engine::Lang;
-use crate::engine::{ChangedItemsErrors, changed_items_errors, syntax_errors};
+use crate::engine::{ChangedItemsErrors, SyntaxErrorNode, changed_items_errors, syntax_errors};
 
 /// Files whose verdict the notes give one by one; beyond it they are counted.
 const LISTED_FILES: usize = 20;
@@ -204,30 +206,46 @@ impl SyntaxReport {
                 lang: lang.name().to_owned(),
                 verdict: match file.contents() {
                     Ok((before, after)) => {
-                        judge(&file.shown, before.unwrap_or_default(), after, lang)
+                        let before = before.unwrap_or_default();
+                        let replaced = file.replaced(&before, &after);
+                        judge(&file.shown, before, after, lang, &replaced)
                     }
                     Err(why) => SyntaxVerdict::Unchecked { why },
                 },
             })
         };
-        // Files are independent: spread them over the cores when there are many.
+        // Files are independent: spread them over the cores when there are many, each thread
+        // taking the next file when done with one (their costs differ a hundredfold, and
+        // neighbours in path order alike: a crate's large test files).
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        let files: Vec<FileSyntax> = if files.len() < 8 || threads == 1 {
-            files.iter().filter_map(judge).collect()
-        } else {
-            let chunk = files.len().div_ceil(threads);
-            std::thread::scope(|s| {
-                let handles: Vec<_> = files
-                    .chunks(chunk)
-                    .map(|part| s.spawn(move || part.iter().filter_map(judge).collect::<Vec<_>>()))
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().unwrap_or_default())
-                    .collect()
-            })
-        };
-        SyntaxReport { files }
+        if files.len() < 8 || threads == 1 {
+            return SyntaxReport {
+                files: files.iter().filter_map(judge).collect(),
+            };
+        }
+        let next = AtomicUsize::new(0);
+        let mut judged: Vec<(usize, FileSyntax)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads.min(files.len()))
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(file) = files.get(i) else { break mine };
+                            mine.extend(judge(file).map(|f| (i, f)));
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        judged.sort_unstable_by_key(|(i, _)| *i);
+        SyntaxReport {
+            files: judged.into_iter().map(|(_, f)| f).collect(),
+        }
     }
 
     /// Every introduced error listed, in file order.
@@ -339,16 +357,31 @@ impl SyntaxReport {
 
 /// The verdict on a file of `lang` whose contents go from `before` (empty for a new file)
 /// to `after`; `file` names it in the errors.
-fn judge(file: &str, before: Vec<u8>, after: Vec<u8>, lang: Lang) -> SyntaxVerdict {
+fn judge(
+    file: &str,
+    before: Vec<u8>,
+    after: Vec<u8>,
+    lang: Lang,
+    replaced: &[Replaced],
+) -> SyntaxVerdict {
     let Ok(after) = String::from_utf8(after) else {
         return SyntaxVerdict::Unchecked {
             why: "the result is not UTF-8 text".to_owned(),
         };
     };
     let before = String::from_utf8(before).unwrap_or_default();
+    // An error the original had is on a line the original has (see `key` below): when no
+    // error of the result is, the original need not be parsed to tell that all are new.
+    let before_lines: OnceCell<HashSet<&str>> = OnceCell::new();
+    let may_be_old = |errors: &[SyntaxErrorNode]| {
+        let lines = before_lines.get_or_init(|| before.lines().map(str::trim).collect());
+        errors
+            .iter()
+            .any(|e| lines.contains(line_text(&after, e.byte).trim()))
+    };
     // A large Rust file: only the items the change touched are parsed, before and after.
     let items = (lang == Lang::Rust)
-        .then(|| changed_items_errors(&before, &after))
+        .then(|| changed_items_errors(&before, &after, replaced, &may_be_old))
         .flatten();
     let (after_errors, before_errors) = match items {
         Some(ChangedItemsErrors { after, .. }) if after.is_empty() => {
@@ -361,12 +394,12 @@ fn judge(file: &str, before: Vec<u8>, after: Vec<u8>, lang: Lang) -> SyntaxVerdi
         return SyntaxVerdict::Parses;
     }
     // An error the original had (same kind, same text, same line text) is not the change's.
-    let key = |text: &str, e: &crate::engine::SyntaxErrorNode| {
+    let key = |text: &str, e: &SyntaxErrorNode| {
         let line = line_text(text, e.byte);
         (e.missing, e.text.clone(), line.trim().to_owned())
     };
     let before_errors = before_errors.unwrap_or_else(|| {
-        if before.is_empty() {
+        if before.is_empty() || !may_be_old(&after_errors) {
             Vec::new()
         } else {
             syntax_errors(&before, lang)

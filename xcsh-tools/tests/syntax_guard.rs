@@ -422,3 +422,47 @@ fn a_large_rust_file_with_an_old_error_is_judged_by_the_changed_items() {
         SyntaxVerdict::StillBroken { errors: 1 }
     );
 }
+
+/// A large Rust file whose change leaves a brace open (a `}` swallowed by a `// comment`, what
+/// a rewrite of a body that ends in a comment does), as whole new content and as spliced
+/// edits: the result cannot be cut into items (the guard parses the changed item alone), and
+/// the error is reported in that item, where a whole parse reports it too.
+#[test]
+fn a_brace_left_open_in_a_large_rust_file_is_reported_in_the_changed_item() {
+    use xcsh_tools::changeset::{ChangeSet, Fingerprint, Splice};
+    use xcsh_tools::workspace::Workspace;
+    let dir = tempfile::tempdir().unwrap();
+    let mut src = String::new();
+    for i in 0..200 {
+        src.push_str(&format!(
+            "pub fn item_{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n\n"
+        ));
+    }
+    fs::write(dir.path().join("big.rs"), &src).unwrap();
+    let at = src.find("    x + 150\n}").unwrap() + "    x + 150".len();
+    let line = 1 + src[..at].matches('\n').count();
+    let splice = Splice::new(at..at + 2, " // the end }");
+    let mut whole = ChangeSet::new(Workspace::new(dir.path()).unwrap());
+    let mut after = src.clone();
+    after.replace_range(splice.range.clone(), &splice.text);
+    whole.modify("big.rs", after).unwrap();
+    let mut spliced = ChangeSet::new(Workspace::new(dir.path()).unwrap());
+    spliced
+        .modify_splicing("big.rs", Fingerprint::of(src.as_bytes()), vec![splice])
+        .unwrap();
+    for changes in [whole, spliced] {
+        match SyntaxReport::check(&changes).files.remove(0).verdict {
+            SyntaxVerdict::Introduced { errors, more: 0 } => {
+                assert_eq!(errors.len(), 1, "{errors:?}");
+                // The item's first line (its text, up to the comment, is what the parser
+                // could not place) to its last.
+                assert!(
+                    (line - 1..line + 3).contains(&errors[0].line),
+                    "line {line}: {}",
+                    errors[0]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -396,6 +396,48 @@ impl WrittenFile<'_> {
         };
         Ok((before, after))
     }
+
+    /// Where the change replaced text, in order, for [`contents`](Self::contents)'
+    /// `before` and `after`: each spliced edit, or for whole new content the one span between
+    /// the longest common prefix and suffix (everything changed lies in it).
+    pub(crate) fn replaced(&self, before: &[u8], after: &[u8]) -> Vec<Replaced> {
+        if let Op::Modify {
+            content: NewContent::Splices(splices),
+            ..
+        } = self.op
+        {
+            return splices
+                .edits()
+                .iter()
+                .map(|s| Replaced {
+                    before: s.range.clone(),
+                    after_len: s.text.len(),
+                })
+                .collect();
+        }
+        let prefix = before.iter().zip(after).take_while(|(a, b)| a == b).count();
+        let suffix = before[prefix..]
+            .iter()
+            .rev()
+            .zip(after[prefix..].iter().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        if prefix == before.len() && prefix == after.len() {
+            return Vec::new();
+        }
+        vec![Replaced {
+            before: prefix..before.len() - suffix,
+            after_len: after.len() - suffix - prefix,
+        }]
+    }
+}
+
+/// One place a change replaced text: the bytes `before` of the original became `after_len`
+/// bytes of the result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Replaced {
+    pub(crate) before: std::ops::Range<usize>,
+    pub(crate) after_len: usize,
 }
 
 #[cfg(test)]

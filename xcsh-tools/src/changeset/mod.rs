@@ -75,7 +75,7 @@ use std::sync::Arc;
 
 pub use apply::ApplyReport;
 pub use apply::recover::{Recovered, RecoveryError, RecoveryReport, recover};
-pub(crate) use diff::WrittenFile;
+pub(crate) use diff::{Replaced, WrittenFile};
 pub use error::{ApplyError, Attention, ChangeSetError, StaleFile, StaleReason};
 #[doc(hidden)]
 #[cfg(feature = "testing")]

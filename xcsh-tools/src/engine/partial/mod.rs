@@ -52,6 +52,7 @@ use super::matching::{Root, has_syntax_error};
 use super::pattern::{LangOps, OpKind};
 use super::prefilter::Anchors;
 use super::rewrite::LineCounter;
+use crate::changeset::Replaced;
 
 /// Parsing only the anchored items pays when they are less than this share of the file.
 const WORTH_IT: f64 = 0.8;
@@ -258,11 +259,24 @@ fn reads_a_body_as_a_file(root: &Root, inner: &[Range<usize>]) -> bool {
 /// stands around it, so an item the change did not touch has the errors (or none) it had, and
 /// a change introduces an error only in an item it touched: comparing the touched items'
 /// errors, before and after, is comparing the files'.
-pub(crate) fn changed_items_errors(before: &str, after: &str) -> Option<ChangedItemsErrors> {
+///
+/// `replaced` says where the change replaced text (in order). It matters when `after` cannot
+/// be cut (a change that leaves a bracket open, as a replacement that ends in a `// comment`
+/// before the `}` it keeps): see [`broken_groups_errors`]. `may_be_old` says whether any of
+/// the errors found in `after` could have been in `before` too: when none could, `before` is
+/// not parsed (its errors are left empty).
+pub(crate) fn changed_items_errors(
+    before: &str,
+    after: &str,
+    replaced: &[Replaced],
+    may_be_old: &dyn Fn(&[super::SyntaxErrorNode]) -> bool,
+) -> Option<ChangedItemsErrors> {
     if after.len() < SMALL_FILE {
         return None;
     }
-    let after_items = items(after)?;
+    let Some(after_items) = items(after) else {
+        return broken_groups_errors(before, after, replaced, may_be_old);
+    };
     let before_items = items(before).unwrap_or_default();
     let after_ranges = touched(&after_items, &before_items)?;
     if after_ranges.is_empty() {
@@ -278,6 +292,7 @@ pub(crate) fn changed_items_errors(before: &str, after: &str) -> Option<ChangedI
         return Some(ChangedItemsErrors::default());
     }
     let before_errors = match touched(&before_items, &after_items) {
+        _ if !may_be_old(&after_errors) => Vec::new(),
         Some(ranges) if ranges.is_empty() => Vec::new(),
         Some(ranges) => errors(before, &ranges)?,
         None if before.is_empty() => Vec::new(),
@@ -288,6 +303,103 @@ pub(crate) fn changed_items_errors(before: &str, after: &str) -> Option<ChangedI
         after: after_errors,
         before: before_errors,
     })
+}
+
+/// For a result the lexer cannot cut, whose original it can: the errors of each run of the
+/// original's top-level items the change touched ([`touched_groups`]), its result parsed
+/// alone, and of the original's run where the result's has any that `may_be_old`. `None`
+/// when none of them
+/// shows an error (the lexer saw what tree-sitter did not), or the original cannot be cut.
+///
+/// Where a result does not lex into items, a whole parse's error recovery can span the rest
+/// of the file and cost ten times a clean parse (a `}` swallowed by a comment in a 200 KB
+/// file of tests: 150 ms); alone, a run's recovery stays in it. Each run the lexer closes
+/// parses alone as in the file (as [`parse_ranges`]); one it leaves open (the file's break
+/// is in it: the original lexed whole) has its errors reported where its own text shows
+/// them, at the change, rather than where a whole parse's recovery ends.
+fn broken_groups_errors(
+    before: &str,
+    after: &str,
+    replaced: &[Replaced],
+    may_be_old: &dyn Fn(&[super::SyntaxErrorNode]) -> bool,
+) -> Option<ChangedItemsErrors> {
+    let bounds = item_boundaries(before.as_bytes())?;
+    let (was, now): (Vec<_>, Vec<_>) = touched_groups(&bounds, replaced).into_iter().unzip();
+    // Each run's points from one pass over each text (not one per run).
+    let (was, now) = (with_points(before, &was), with_points(after, &now));
+    let errors = |text: &str, range: tree_sitter::Range| {
+        parse_in(text, &[range]).map(|tree| super::matching::errors_under(tree.root_node(), text))
+    };
+    let mut found = ChangedItemsErrors::default();
+    for (was, now) in was.into_iter().zip(now) {
+        let after_errors = errors(after, now)?;
+        if after_errors.is_empty() {
+            continue;
+        }
+        if may_be_old(&after_errors) {
+            found.before.extend(errors(before, was)?);
+        }
+        found.after.extend(after_errors);
+    }
+    (!found.after.is_empty()).then_some(found)
+}
+
+/// The runs of items (between `bounds`, as [`item_boundaries`] gives them) that `replaced`
+/// touches, each as its range in the original and in the result. A replacement joins the
+/// items it overlaps into one run, an insertion the items on both sides of its place; runs
+/// no replacement joins stay apart.
+fn touched_groups(bounds: &[usize], replaced: &[Replaced]) -> Vec<(Range<usize>, Range<usize>)> {
+    let Some(last) = bounds.len().checked_sub(2) else {
+        return Vec::new();
+    };
+    // Item `k` is `bounds[k]..bounds[k + 1]`.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for r in replaced {
+        let Range { start, end } = r.before;
+        let (first, through) = if start == end {
+            (
+                bounds[1..].partition_point(|&b| b < start),
+                bounds[..=last].partition_point(|&b| b <= start),
+            )
+        } else {
+            (
+                bounds[1..].partition_point(|&b| b <= start),
+                bounds[..=last].partition_point(|&b| b < end),
+            )
+        };
+        let (first, through) = (
+            first.min(last),
+            through.saturating_sub(1).min(last).max(first),
+        );
+        match runs.last_mut() {
+            Some((_, j)) if *j >= first => *j = (*j).max(through),
+            _ => runs.push((first, through)),
+        }
+    }
+    // Where a place of the original is in the result: shifted by what the replacements
+    // before it added or removed (a run never starts or ends inside one).
+    let mut shift = 0isize;
+    let mut next = 0usize;
+    let mut moved = |at: usize, inclusive: bool| {
+        while let Some(r) = replaced.get(next) {
+            let before =
+                r.before.end < at || (r.before.end == at && (!r.before.is_empty() || inclusive));
+            if !before {
+                break;
+            }
+            shift += r.after_len as isize - r.before.len() as isize;
+            next += 1;
+        }
+        at.saturating_add_signed(shift)
+    };
+    runs.into_iter()
+        .map(|(i, j)| {
+            let was = bounds[i]..bounds[j + 1];
+            let start = moved(was.start, false);
+            let end = moved(was.end, true);
+            (was, start..end)
+        })
+        .collect()
 }
 
 /// What [`changed_items_errors`] found: the errors of the changed items after the change and,
@@ -333,7 +445,11 @@ fn touched(
 
 /// tree-sitter's parse of only `ranges` of Rust `text`, with this thread's parser.
 fn parse_included(text: &str, ranges: &[Range<usize>]) -> Option<tree_sitter::Tree> {
-    let included = with_points(text, ranges);
+    parse_in(text, &with_points(text, ranges))
+}
+
+/// tree-sitter's parse of only the `included` ranges of Rust `text`, with this thread's parser.
+fn parse_in(text: &str, included: &[tree_sitter::Range]) -> Option<tree_sitter::Tree> {
     PARSER.with(|cell| {
         let mut cell = cell.borrow_mut();
         let parser = match &mut *cell {
@@ -346,7 +462,7 @@ fn parse_included(text: &str, ranges: &[Range<usize>]) -> Option<tree_sitter::Tr
                 slot.insert(parser)
             }
         };
-        parser.set_included_ranges(&included).ok()?;
+        parser.set_included_ranges(included).ok()?;
         parser.parse(text, None)
     })
 }

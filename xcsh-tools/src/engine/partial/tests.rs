@@ -463,3 +463,126 @@ fn bytes_parsed_on_a_corpus() {
         );
     }
 }
+
+/// `src` with `replaced` (`(range, text)`, in order) made, and what the guard is told of them.
+fn replace_in(src: &str, edits: &[(Range<usize>, &str)]) -> (String, Vec<Replaced>) {
+    let mut out = String::new();
+    let mut at = 0;
+    for (range, text) in edits {
+        out.push_str(&src[at..range.start]);
+        out.push_str(text);
+        at = range.end;
+    }
+    out.push_str(&src[at..]);
+    let replaced = edits
+        .iter()
+        .map(|(range, text)| Replaced {
+            before: range.clone(),
+            after_len: text.len(),
+        })
+        .collect();
+    (out, replaced)
+}
+
+#[test]
+fn touched_runs_are_the_items_each_replacement_reaches_in_both_texts() {
+    let src = "fn a() { 1 }\nfn b() { 2 }\nfn c() { 3 }\n";
+    let bounds = item_boundaries(src.as_bytes()).unwrap();
+    let at = |s: &str| src.find(s).unwrap();
+    let item = |name: &str| {
+        let start = at(name);
+        let k = bounds.partition_point(|&b| b <= start) - 1;
+        bounds[k]..bounds[k + 1]
+    };
+    let runs = |edits: &[(Range<usize>, &str)]| {
+        let (after, replaced) = replace_in(src, edits);
+        touched_groups(&bounds, &replaced)
+            .into_iter()
+            .map(|(was, now)| (&src[was], after[now].to_owned()))
+            .collect::<Vec<_>>()
+    };
+    let (a, b, c) = (item("fn a"), item("fn b"), item("fn c"));
+    // One replacement inside `b`, after one in `a` that changes the length.
+    assert_eq!(
+        runs(&[(at("1")..at("1") + 1, "100"), (at("2")..at("2") + 1, "")]),
+        [
+            (&src[a.clone()], "fn a() { 100 }".to_owned()),
+            (&src[b.clone()], "\nfn b() {  }".to_owned())
+        ]
+    );
+    // An insertion where `a` ends and `b` begins reaches both; `c` is apart.
+    assert_eq!(
+        runs(&[(b.start..b.start, "\n// x"), (at("3")..at("3"), "-")]),
+        [
+            (
+                &src[a.start..b.end],
+                "fn a() { 1 }\n// x\nfn b() { 2 }".to_owned()
+            ),
+            (&src[c.clone()], "\nfn c() { -3 }\n".to_owned())
+        ]
+    );
+    // A replacement from inside `b` into `c` joins them; at the very end, the last item.
+    assert_eq!(
+        runs(&[(at("2")..at("3"), "")]),
+        [(&src[b.start..c.end], "\nfn b() { 3 }\n".to_owned())]
+    );
+    assert_eq!(
+        runs(&[(src.len()..src.len(), "// end")]),
+        [(&src[c.clone()], "\nfn c() { 3 }\n// end".to_owned())]
+    );
+}
+
+/// A change that leaves a bracket open (the result cannot be cut), in files of this
+/// repository: where a run parsed alone shows errors, a whole parse of the result has errors
+/// too, those errors lie in the run, and an original without errors gives none.
+#[test]
+fn a_result_that_cannot_be_cut_is_judged_by_its_runs_as_a_whole_parse_would() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let (mut judged, mut files) = (0, 0);
+    for (path, src) in rust_files(root) {
+        if !super::super::matching::syntax_errors(&src, Lang::Rust).is_empty() {
+            continue;
+        }
+        let Some(bounds) = item_boundaries(src.as_bytes()) else {
+            continue;
+        };
+        files += 1;
+        // The last `}` of a few items swallowed by a comment, and an opened parenthesis.
+        let items: Vec<Range<usize>> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
+        for item in items.iter().step_by(items.len().div_ceil(4)) {
+            let text = &src[item.clone()];
+            let Some(close) = text.rfind('}') else {
+                continue;
+            };
+            let close = item.start + close;
+            let open = item.start + text.find('{').unwrap_or(0) + 1;
+            for edits in [
+                vec![(close..close, "// swallowed ")],
+                vec![(open..open, " ( ")],
+            ] {
+                let (after, replaced) = replace_in(&src, &edits);
+                if item_boundaries(after.as_bytes()).is_some() {
+                    continue;
+                }
+                let Some(found) = broken_groups_errors(&src, &after, &replaced, &|_| true) else {
+                    continue;
+                };
+                judged += 1;
+                assert!(
+                    !super::super::matching::syntax_errors(&after, Lang::Rust).is_empty(),
+                    "{path}: {edits:?}: no error in a whole parse"
+                );
+                assert!(found.before.is_empty(), "{path}: {:?}", found.before);
+                let moved = after.len() - src.len();
+                for e in &found.after {
+                    assert!(
+                        e.byte >= item.start && e.byte <= item.end + moved,
+                        "{path}: {edits:?}: error at {} outside {item:?}",
+                        e.byte
+                    );
+                }
+            }
+        }
+    }
+    assert!(judged > files, "{judged} changes judged in {files} files");
+}
