@@ -4,7 +4,7 @@
 //! walks the tree, reads every file of the language, filters, and parses the candidates;
 //! parsing dominates. A [`ParseCache`] keeps, per file, its text, the words in it when it had
 //! room for them (so that the prefilter can rule out a file that lacks an identifier without
-//! searching its text) and (once a call needed it) its parse tree, so the next call over an
+//! searching its text; built when a later call first reuses the file) and (once a call needed it) its parse tree, so the next call over an
 //! unchanged file neither reads nor parses it again.
 //!
 //! **Validated on every use.** An entry remembers the file's metadata (length, modification
@@ -137,8 +137,11 @@ struct Entry {
     stat: Stat,
     fingerprint: Fingerprint,
     text: Arc<str>,
-    /// Its words, when there was room for the entry as it was kept (see [`ParseCache::keep`]).
+    /// Its words, once a later call reused the entry (see [`ParseCache::keep`]).
     words: Option<Arc<Words>>,
+    /// Whether there was room for its words when it was kept: they are built at its first
+    /// reuse ([`ParseCache::add_words`]).
+    wordable: bool,
     root: Option<Arc<Root>>,
     cost: usize,
     last_use: u64,
@@ -183,6 +186,9 @@ pub(crate) struct Hit {
     pub text: Arc<str>,
     /// The text's words, for the prefilter to rule literals out without searching the text.
     pub words: Option<Arc<Words>>,
+    /// Whether the entry wants its words built now (its first reuse): the walk builds them,
+    /// outside the lock, and hands them to [`ParseCache::add_words`].
+    pub wants_words: bool,
     pub root: Option<Arc<Root>>,
 }
 
@@ -306,12 +312,11 @@ impl ParseCache {
         // that is full evicts to admit, and a call over more files than it holds re-reads
         // most of them on every call: their words would be built each time and never
         // used (a fuller pass than the search they spare). So only a cache with room for
-        // the entry builds them.
-        let room = self.budget.saturating_sub(self.lock().stats.bytes);
-        let unworded = cost_of(&text, None, root.as_deref());
-        let words = (unworded <= room).then(|| Arc::new(Words::of(text.as_bytes())));
-        let cost = unworded.saturating_add(words.as_deref().map_or(0, Words::size));
+        // the entry builds them, and only when a later call reuses it: a session of one
+        // call (a replayed script, a one-shot `xcsh session`) never pays for them.
+        let cost = cost_of(&text, None, root.as_deref());
         let mut inner = self.lock();
+        let wordable = cost <= self.budget.saturating_sub(inner.stats.bytes);
         inner.remove(path.as_os_str());
         if cost > self.budget {
             return;
@@ -330,7 +335,8 @@ impl ParseCache {
                 stat,
                 fingerprint,
                 text,
-                words,
+                words: None,
+                wordable,
                 root,
                 cost,
                 last_use,
@@ -357,6 +363,29 @@ impl ParseCache {
             room += inner.entries.get(key).map_or(0, |e| e.cost);
         }
         room >= cost
+    }
+
+    /// Adds the words built from a kept text at its first reuse (a [`Hit`] that
+    /// [`wants_words`](Hit::wants_words)), when the entry still holds that text.
+    pub(crate) fn add_words(&self, path: &Path, text: &Arc<str>, words: Arc<Words>) {
+        let mut inner = self.lock();
+        let key = path.as_os_str();
+        let Some(entry) = inner
+            .entries
+            .get_mut(key)
+            .filter(|e| e.words.is_none() && Arc::ptr_eq(&e.text, text))
+        else {
+            return;
+        };
+        let grown = words.size();
+        entry.words = Some(words);
+        entry.cost = entry.cost.saturating_add(grown);
+        let cost = entry.cost;
+        inner.stats.bytes += grown;
+        if cost > self.budget {
+            inner.remove(key);
+        }
+        inner.evict_to(self.budget);
     }
 
     /// Adds the tree parsed from a kept text (its entry stays as verified before).
@@ -410,6 +439,7 @@ impl Inner {
         let hit = Hit {
             text: entry.text.clone(),
             words: entry.words.clone(),
+            wants_words: entry.words.is_none() && entry.wordable,
             root: entry.root.clone(),
         };
         if hit.root.is_some() {
@@ -485,5 +515,42 @@ mod tests {
         cache.begin_call();
         assert!(cache.would_keep_tree(10), "an older entry can go");
         assert_eq!(cache.budget(), 600);
+    }
+
+    /// Words are built at an entry's first reuse, not when it is kept (a one-call session
+    /// never pays for them), and charged then.
+    #[test]
+    fn words_are_built_and_charged_when_an_entry_is_first_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let keep = |cache: &ParseCache, name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            let stat = Stat::of(&std::fs::metadata(&path).unwrap());
+            let text: Arc<str> = Arc::from(text);
+            let old = SystemTime::now() + RACY_WINDOW;
+            let fingerprint = Fingerprint::of(text.as_bytes());
+            cache.keep(&path, Lang::Rust, stat, old, fingerprint, text, None);
+            (path, stat)
+        };
+        let cache = ParseCache::new(1 << 20);
+        let text = "fn alpha() { beta(gamma) }";
+        let (path, stat) = keep(&cache, "a.rs", text);
+        assert_eq!(cache.stats().bytes, text.len(), "no words yet");
+        let hit = cache.fresh(&path, Lang::Rust, &stat).unwrap();
+        assert!(hit.words.is_none() && hit.wants_words);
+        let words = Arc::new(Words::of(hit.text.as_bytes()));
+        cache.add_words(&path, &hit.text, Arc::clone(&words));
+        assert_eq!(cache.stats().bytes, text.len() + words.size());
+        let again = cache.fresh(&path, Lang::Rust, &stat).unwrap();
+        assert!(again.words.is_some() && !again.wants_words);
+
+        // Words that do not fit in the budget take their entry out, charging nothing.
+        let small = ParseCache::new(text.len() + 1);
+        let (path, stat) = keep(&small, "b.rs", text);
+        let hit = small.fresh(&path, Lang::Rust, &stat).unwrap();
+        assert!(hit.wants_words);
+        small.add_words(&path, &hit.text, words);
+        assert_eq!((small.stats().bytes, small.stats().entries), (0, 0));
+        assert!(small.fresh(&path, Lang::Rust, &stat).is_none());
     }
 }

@@ -28,7 +28,7 @@ use serde::Serialize;
 use super::cache::{ParseCache, Stat};
 use super::matching::{Root, parse};
 use super::pattern::{LangOps, OpKind};
-use super::prefilter::{Anchors, Tokens};
+use super::prefilter::{Anchors, Tokens, Words};
 use super::{CompiledOps, Control, EngineError, Lang, Progress, partial};
 use crate::changeset::Fingerprint;
 use crate::workspace::{Workspace, is_apply_state, is_temp_artifact};
@@ -388,7 +388,17 @@ impl Shared<'_> {
         };
         // `read`: when the file was read now, when and what (to keep it).
         let (text, mut root, read, words) = match kept {
-            Some(hit) => (hit.text, hit.root, None, hit.words),
+            Some(hit) => {
+                let words = match (hit.words, self.cache) {
+                    (None, Some(cache)) if hit.wants_words => {
+                        let words = Arc::new(Words::of(hit.text.as_bytes()));
+                        cache.add_words(path, &hit.text, Arc::clone(&words));
+                        Some(words)
+                    }
+                    (words, _) => words,
+                };
+                (hit.text, hit.root, None, words)
+            }
             None => {
                 let read_at = SystemTime::now();
                 let Some(text) = self.read_text(path, &display) else {
