@@ -148,10 +148,11 @@ impl fmt::Display for SyntaxError {
 pub enum SyntaxVerdict {
     /// The result parses without an error.
     Parses,
-    /// Every top-level item the change touches parses, and the rest of the file is as it was,
-    /// so the change introduces no error (whether the untouched items parse was not checked).
-    /// Rust files over 4 KiB, cut into items as the engine's partial parses cut them: the guard
-    /// parses what changed, not the whole file.
+    /// Every top-level item the change touches parses (or, for a change inside members of
+    /// `impl`, `trait`, `mod` or `extern` bodies, every member it touches), and the rest of
+    /// the file is as it was, so the change introduces no error (whether the untouched items
+    /// parse was not checked). Rust files over 4 KiB, cut into items as the engine's partial
+    /// parses cut them: the guard parses what changed, not the whole file.
     ChangesParse,
     /// The result has syntax errors, all of which the original had too.
     StillBroken {

@@ -219,7 +219,10 @@ pub(crate) fn parse_ranges(text: &str, cut: &Cut) -> Option<Root> {
         })
     });
     match root {
-        Some(root) if !(has_syntax_error(&root) || reads_a_body_as_a_file(&root, &cut.inner)) => {
+        Some(root)
+            if !(has_syntax_error(&root)
+                || reads_a_body_as_a_file(root.root().get_inner_node(), &cut.inner)) =>
+        {
             Some(root)
         }
         _ => super::matching::parse(text, Lang::Rust),
@@ -230,7 +233,7 @@ pub(crate) fn parse_ranges(text: &str, cut: &Cut) -> Option<Root> {
 /// items) is an expression statement, or a shebang (which tree-sitter reads in `#! [attr]`,
 /// an inner attribute, at the start of a parse): what a body cannot hold. (At the top level
 /// of a file, `m!(x);` is one.)
-fn reads_a_body_as_a_file(root: &Root, inner: &[Range<usize>]) -> bool {
+fn reads_a_body_as_a_file(node: tree_sitter::Node<'_>, inner: &[Range<usize>]) -> bool {
     if inner.is_empty() {
         return false;
     }
@@ -239,7 +242,6 @@ fn reads_a_body_as_a_file(root: &Root, inner: &[Range<usize>]) -> bool {
         let lang = SupportLang::Rust.get_ts_language();
         ["expression_statement", "shebang"].map(|k| lang.id_for_node_kind(k, true))
     });
-    let node = root.root().get_inner_node();
     let mut cursor = node.walk();
     node.children(&mut cursor).any(|n| {
         kinds.contains(&n.kind_id()) && {
@@ -277,6 +279,13 @@ pub(crate) fn changed_items_errors(
     let Some(after_items) = items(after) else {
         return broken_groups_errors(before, after, replaced, may_be_old);
     };
+    // A change inside methods (members of `impl`, `trait`, `mod` and `extern` bodies): when
+    // those members parse alone, nothing else need be parsed, nor the original lexed.
+    if let Some(units) = changed_units(after, &after_items, replaced)
+        && units_parse(after, &units)
+    {
+        return Some(ChangedItemsErrors::default());
+    }
     let before_items = items(before).unwrap_or_default();
     let after_ranges = touched(&after_items, &before_items)?;
     if after_ranges.is_empty() {
@@ -400,6 +409,95 @@ fn touched_groups(bounds: &[usize], replaced: &[Replaced]) -> Vec<(Range<usize>,
             (was, start..end)
         })
         .collect()
+}
+
+/// The smallest runs of `after` (of Rust that lexes into the top-level `items`) that hold
+/// everything `replaced` put there: for a replacement inside one member of an `impl`,
+/// `trait`, `mod` or `extern` body, that member's unit ([`nested_units`], an inner run of
+/// the cut); else its whole top-level item (or items). `None` when the replacements do not
+/// fit the text (not the result of `replaced`).
+///
+/// The text outside these runs is the original's, and each run parses alone as in the file
+/// (the cut's premise, which `runs_parse_alone_*` check): so when the runs parse without an
+/// error, the change introduces none.
+fn changed_units(
+    after: &str,
+    items: &[(Range<usize>, &str)],
+    replaced: &[Replaced],
+) -> Option<Cut> {
+    let src = after.as_bytes();
+    let mut runs: Vec<(Range<usize>, bool)> = Vec::new();
+    let mut segments: Option<(usize, Vec<Segment>)> = None;
+    let mut shift = 0isize;
+    for r in replaced {
+        let start = r.before.start.checked_add_signed(shift)?;
+        let end = start.checked_add(r.after_len)?;
+        shift += r.after_len as isize - r.before.len() as isize;
+        if end > after.len() {
+            return None;
+        }
+        let first = items
+            .partition_point(|(item, _)| item.end <= start)
+            .min(items.len().checked_sub(1)?);
+        let last = items.partition_point(|(item, _)| item.end < end).max(first);
+        let item = items[first].0.clone();
+        if last != first {
+            runs.push((item.start..items.get(last)?.0.end, false));
+            continue;
+        }
+        if segments.as_ref().is_none_or(|(k, _)| *k != first) {
+            segments = Some((first, nested_units(src, item.clone())));
+        }
+        let (_, of_item) = segments.as_ref()?;
+        // The segments holding the replacement's text (an empty one: those it touches).
+        let holding = of_item.iter().filter(|(segment, _)| {
+            if start == end {
+                segment.start <= start && start <= segment.end
+            } else {
+                segment.start < end && start < segment.end
+            }
+        });
+        let mut units = holding.map(|(_, unit)| unit.clone()).collect::<Vec<_>>();
+        units.dedup();
+        match units.as_slice() {
+            [unit] if *unit != item => runs.push((unit.clone(), true)),
+            _ => runs.push((item, false)),
+        }
+    }
+    // Outer runs first, then the runs inside them dropped.
+    runs.sort_by(|(a, _), (b, _)| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+    let mut cut = Cut {
+        ranges: Vec::new(),
+        inner: Vec::new(),
+    };
+    for (run, inner) in runs {
+        match cut.ranges.last_mut() {
+            Some(kept) if run.end <= kept.end => continue,
+            // Overlapping runs of whole items (a unit lies in one item): joined.
+            Some(kept) if run.start < kept.end => {
+                if cut.inner.last() == Some(&*kept) {
+                    cut.inner.pop();
+                }
+                kept.end = run.end;
+                continue;
+            }
+            _ => {}
+        }
+        if inner {
+            cut.inner.push(run.clone());
+        }
+        cut.ranges.push(run);
+    }
+    Some(cut)
+}
+
+/// Whether the runs of `cut` parse, together and alone, without an error (and no inner run
+/// reads as top-level statements).
+fn units_parse(text: &str, cut: &Cut) -> bool {
+    parse_included(text, &cut.ranges).is_some_and(|tree| {
+        let root = tree.root_node();
+        !root.has_error() && !reads_a_body_as_a_file(root, &cut.inner)
+    })
 }
 
 /// What [`changed_items_errors`] found: the errors of the changed items after the change and,

@@ -226,7 +226,7 @@ fn an_inner_attribute_read_as_a_shebang_is_no_cut() {
     };
     let part = parse_ranges(text, &cut).unwrap();
     assert!(
-        !reads_a_body_as_a_file(&part, &cut.inner),
+        !reads_a_body_as_a_file(part.root().get_inner_node(), &cut.inner),
         "parsed whole instead"
     );
     assert_eq!(part.root().get_inner_node().end_byte(), src.len());
@@ -585,4 +585,59 @@ fn a_result_that_cannot_be_cut_is_judged_by_its_runs_as_a_whole_parse_would() {
         }
     }
     assert!(judged > files, "{judged} changes judged in {files} files");
+}
+
+/// A change inside methods is judged by those members alone ([`changed_units`]): over the
+/// files of this repository, a statement added at the start of some bodies of `impl` members,
+/// valid or not. Where the members parse alone, a whole parse of the result has no error;
+/// where the statement is broken, they do not.
+#[test]
+fn a_change_inside_members_is_judged_by_the_members_as_a_whole_parse_would() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let (mut judged, mut inner) = (0, 0);
+    for (path, src) in rust_files(root) {
+        if !super::super::matching::syntax_errors(&src, Lang::Rust).is_empty() {
+            continue;
+        }
+        let Some(bounds) = item_boundaries(src.as_bytes()) else {
+            continue;
+        };
+        let mut places: Vec<usize> = Vec::new();
+        for w in bounds.windows(2) {
+            for (_, unit) in nested_units(src.as_bytes(), w[0]..w[1]) {
+                let text = &src[unit.clone()];
+                if let (Some(f), Some(open)) = (text.find("fn "), text.find('{'))
+                    && f < open
+                    && !places.contains(&(unit.start + open + 1))
+                {
+                    places.push(unit.start + open + 1);
+                }
+            }
+        }
+        for &at in places.iter().step_by(places.len().div_ceil(6).max(1)) {
+            for (statement, valid) in [(" let _probe = 0;", true), (" let = ;", false)] {
+                let (after, replaced) = replace_in(&src, &[(at..at, statement)]);
+                let Some(after_items) = items(&after) else {
+                    continue;
+                };
+                let cut = changed_units(&after, &after_items, &replaced).unwrap();
+                let whole = super::super::matching::syntax_errors(&after, Lang::Rust);
+                let parses = units_parse(&after, &cut);
+                judged += 1;
+                inner += usize::from(!cut.inner.is_empty());
+                if parses {
+                    assert!(whole.is_empty(), "{path}: at {at}: {whole:?}");
+                }
+                assert_eq!(
+                    parses,
+                    valid && whole.is_empty(),
+                    "{path}: at {at} ({statement})"
+                );
+            }
+        }
+    }
+    assert!(
+        judged > 100 && inner * 2 > judged,
+        "{judged} judged, {inner} by inner members"
+    );
 }
