@@ -445,6 +445,11 @@ fn changed_units(
             runs.push((item.start..items.get(last)?.0.end, false));
             continue;
         }
+        // What was deleted where two items now meet: both.
+        if start == end && item.start == start && first > 0 {
+            runs.push((items[first - 1].0.start..item.end, false));
+            continue;
+        }
         if segments.as_ref().is_none_or(|(k, _)| *k != first) {
             segments = Some((first, nested_units(src, item.clone())));
         }

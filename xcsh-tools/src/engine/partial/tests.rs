@@ -587,6 +587,45 @@ fn a_result_that_cannot_be_cut_is_judged_by_its_runs_as_a_whole_parse_would() {
     assert!(judged > files, "{judged} changes judged in {files} files");
 }
 
+#[test]
+fn changed_units_are_the_members_a_change_is_in_or_the_items_around_it() {
+    let src = "impl S {\n    fn a() { 1 }\n    fn b() { 2 }\n}\nfn x() {}\nfn y() {}\n";
+    let at = |s: &str| src.find(s).unwrap();
+    let units = |edits: &[(Range<usize>, &str)]| {
+        let (after, replaced) = replace_in(src, edits);
+        let cut = changed_units(&after, &items(&after).unwrap(), &replaced).unwrap();
+        let text = |r: &Range<usize>| after[r.clone()].trim().to_owned();
+        (
+            cut.ranges.iter().map(text).collect::<Vec<_>>(),
+            cut.inner.iter().map(text).collect::<Vec<_>>(),
+        )
+    };
+    // Inside one method: that method, as an inner run.
+    assert_eq!(
+        units(&[(at("2")..at("2") + 1, "20")]),
+        (
+            vec!["fn b() { 20 }".to_owned()],
+            vec!["fn b() { 20 }".to_owned()]
+        )
+    );
+    // Across two methods: the whole impl; in a top-level function: that function.
+    let (ranges, inner) = units(&[(at("1")..at("2") + 1, "10 }\n    fn c() { 30")]);
+    assert!(
+        ranges[0].starts_with("impl S") && inner.is_empty(),
+        "{ranges:?}"
+    );
+    assert_eq!(
+        units(&[(at("x()"), "z()")].map(|(a, t)| (a..a + 3, t))),
+        (vec!["fn z() {}".to_owned()], vec![])
+    );
+    // A whole item deleted: the two items that now meet.
+    let (ranges, _) = units(&[(at("\nfn x")..at("\nfn y"), "")]);
+    assert!(
+        ranges[0].starts_with("impl S") && ranges[0].ends_with("fn y() {}"),
+        "{ranges:?}"
+    );
+}
+
 /// A change inside methods is judged by those members alone ([`changed_units`]): over the
 /// files of this repository, a statement added at the start of some bodies of `impl` members,
 /// valid or not. Where the members parse alone, a whole parse of the result has no error;
