@@ -375,7 +375,13 @@ fn judge(
     // error of the result is, the original need not be parsed to tell that all are new.
     let before_lines: OnceCell<HashSet<&str>> = OnceCell::new();
     let may_be_old = |errors: &[SyntaxErrorNode]| {
-        let lines = before_lines.get_or_init(|| before.lines().map(str::trim).collect());
+        // `lines` leaves out the empty line after a last newline, where a `MISSING` node
+        // at the end of the file is.
+        let lines = before_lines.get_or_init(|| {
+            let mut lines: HashSet<&str> = before.lines().map(str::trim).collect();
+            lines.insert("");
+            lines
+        });
         errors
             .iter()
             .any(|e| lines.contains(line_text(&after, e.byte).trim()))

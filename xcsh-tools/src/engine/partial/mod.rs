@@ -282,6 +282,7 @@ pub(crate) fn changed_items_errors(
     // A change inside methods (members of `impl`, `trait`, `mod` and `extern` bodies): when
     // those members parse alone, nothing else need be parsed, nor the original lexed.
     if let Some(units) = changed_units(after, &after_items, replaced)
+        && same_cut_outside(before, after, &after_items, &units, replaced)
         && units_parse(after, &units)
     {
         return Some(ChangedItemsErrors::default());
@@ -494,6 +495,110 @@ fn changed_units(
         cut.ranges.push(run);
     }
     Some(cut)
+}
+
+/// Whether `before` is cut, outside the runs of `cut` (in `after`, whose top-level `items`
+/// are given), where `after` is: the same item boundaries at the top level and, in each item
+/// that holds an inner run, the same member boundaries ([`nested_units`]), once mapped back
+/// through `replaced` (which all lie inside the runs). The text there is the same; this makes
+/// sure it is read the same way too: a change that opens or closes a comment, a string or an
+/// item's continuation (`Foo { a }` losing `.with(b);`) moves boundaries outside the runs.
+fn same_cut_outside(
+    before: &str,
+    after: &str,
+    items: &[(Range<usize>, &str)],
+    cut: &Cut,
+    replaced: &[Replaced],
+) -> bool {
+    // Each replacement's place in `after`, and the shift of what follows it.
+    let mut moved = Vec::with_capacity(replaced.len());
+    let mut shift = 0isize;
+    for r in replaced {
+        let Some(start) = r.before.start.checked_add_signed(shift) else {
+            return false;
+        };
+        shift += r.after_len as isize - r.before.len() as isize;
+        moved.push((start, start + r.after_len, shift));
+    }
+    // A place of `after` outside the runs (or at a run's start or end) in `before`.
+    let back = |at: usize, starts_a_run: bool| {
+        let shift = moved
+            .iter()
+            .take_while(|&&(start, end, _)| {
+                end < at || (end == at && (start < at || !starts_a_run))
+            })
+            .last()
+            .map_or(0, |&(_, _, shift)| shift);
+        at.checked_add_signed(-shift)
+    };
+    let outside = |bounds: &mut Vec<usize>, runs: &[Range<usize>]| {
+        bounds.retain(|&b| !runs.iter().any(|r| r.start < b && b < r.end));
+    };
+    let mapped = |bounds: Vec<usize>| -> Option<Vec<usize>> {
+        bounds
+            .into_iter()
+            .map(|b| {
+                let ends_a_run = cut.ranges.iter().any(|r| r.end == b);
+                back(b, !ends_a_run && cut.ranges.iter().any(|r| r.start == b))
+            })
+            .collect()
+    };
+    let originals: Option<Vec<Range<usize>>> = cut
+        .ranges
+        .iter()
+        .map(|r| Some(back(r.start, true)?..back(r.end, false)?))
+        .collect();
+    let Some(originals) = originals else {
+        return false;
+    };
+    let Some(mut before_bounds) = item_boundaries(before.as_bytes()) else {
+        return false;
+    };
+    let mut after_bounds: Vec<usize> = items.iter().map(|(r, _)| r.start).collect();
+    after_bounds.push(after.len());
+    outside(&mut before_bounds, &originals);
+    outside(&mut after_bounds, &cut.ranges);
+    if mapped(after_bounds).as_ref() != Some(&before_bounds) {
+        return false;
+    }
+    // Inside each item that holds an inner run: its members' boundaries.
+    let member_bounds = |src: &str, item: Range<usize>| {
+        let mut bounds: Vec<usize> = nested_units(src.as_bytes(), item)
+            .into_iter()
+            .flat_map(|(segment, unit)| [segment.start, segment.end, unit.start, unit.end])
+            .collect();
+        bounds.sort_unstable();
+        bounds.dedup();
+        bounds
+    };
+    for (item, _) in items {
+        let inner: Vec<Range<usize>> = cut
+            .inner
+            .iter()
+            .filter(|r| item.start <= r.start && r.end <= item.end)
+            .cloned()
+            .collect();
+        if inner.is_empty() {
+            continue;
+        }
+        let (Some(start), Some(end)) = (back(item.start, false), back(item.end, false)) else {
+            return false;
+        };
+        let inner_originals: Vec<Range<usize>> = originals
+            .iter()
+            .zip(&cut.ranges)
+            .filter(|(_, r)| inner.contains(r))
+            .map(|(o, _)| o.clone())
+            .collect();
+        let mut was = member_bounds(before, start..end);
+        let mut now = member_bounds(after, item.clone());
+        outside(&mut was, &inner_originals);
+        outside(&mut now, &inner);
+        if mapped(now).as_ref() != Some(&was) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Whether the runs of `cut` parse, together and alone, without an error (and no inner run

@@ -661,7 +661,8 @@ fn a_change_inside_members_is_judged_by_the_members_as_a_whole_parse_would() {
                 };
                 let cut = changed_units(&after, &after_items, &replaced).unwrap();
                 let whole = super::super::matching::syntax_errors(&after, Lang::Rust);
-                let parses = units_parse(&after, &cut);
+                let parses = same_cut_outside(&src, &after, &after_items, &cut, &replaced)
+                    && units_parse(&after, &cut);
                 judged += 1;
                 inner += usize::from(!cut.inner.is_empty());
                 if parses {
@@ -679,4 +680,54 @@ fn a_change_inside_members_is_judged_by_the_members_as_a_whole_parse_would() {
         judged > 100 && inner * 2 > judged,
         "{judged} judged, {inner} by inner members"
     );
+}
+
+/// Changes whose text is inside one item but that change how the text around it reads (a
+/// reviewer's cases): a block comment's opener deleted (its closer is code now, in the next
+/// item), an item's continuation deleted (the item before loses its `;`), at the top level and
+/// in a body. Each is left to the whole comparison, which finds the error.
+#[test]
+fn a_change_that_moves_a_boundary_around_it_is_not_judged_by_its_runs_alone() {
+    let pad: String = (0..400).map(|i| format!("fn pad_{i}() {{}}\n")).collect();
+    let cases = [
+        (
+            format!("fn c() {{}}\n/*fn b() {{}}\nfn e() {{}}\n*/\nfn d() {{}}\n{pad}"),
+            "/*",
+            "",
+        ),
+        (
+            format!("const C: Foo = Foo {{ a: 1 }}\n    .with_b(2);\nfn d() {{}}\n{pad}"),
+            "    .with_b(2);",
+            "",
+        ),
+        (
+            format!("const C: Foo = Foo {{ a: 1 }}\n    .with_b(2);\nfn d() {{}}\n{pad}"),
+            "\n    .with_b(2);",
+            "\n",
+        ),
+        (
+            format!(
+                "impl S {{\n    const X: Foo = Foo {{ a: 1 }}.with(2);\n    fn d() {{}}\n}}\n{pad}"
+            ),
+            ".with(2);",
+            "",
+        ),
+    ];
+    for (src, old, new) in cases {
+        assert!(
+            super::super::matching::syntax_errors(&src, Lang::Rust).is_empty(),
+            "{src}"
+        );
+        let at = src.find(old).unwrap();
+        let (after, replaced) = replace_in(&src, &[(at..at + old.len(), new)]);
+        assert!(
+            !super::super::matching::syntax_errors(&after, Lang::Rust).is_empty(),
+            "{old:?} -> {new:?} breaks nothing"
+        );
+        let verdict = changed_items_errors(&src, &after, &replaced, &|_| true);
+        assert!(
+            verdict.as_ref().is_none_or(|found| !found.after.is_empty()),
+            "{old:?} -> {new:?}: judged clean"
+        );
+    }
 }
