@@ -412,6 +412,27 @@ fn touched_groups(bounds: &[usize], replaced: &[Replaced]) -> Vec<(Range<usize>,
         .collect()
 }
 
+/// Each replacement's place in the result, `(start, end, shift)`: `shift` is what it and the
+/// replacements before it added (or, negative, removed), so that a place of the result past
+/// it is that much further than in the original. `None` when `replaced` do not fit.
+fn placed(replaced: &[Replaced]) -> Option<Vec<(usize, usize, isize)>> {
+    let mut shift = 0isize;
+    replaced
+        .iter()
+        .map(|r| {
+            let start = r.before.start.checked_add_signed(shift)?;
+            shift += r.after_len as isize - r.before.len() as isize;
+            Some((start, start.checked_add(r.after_len)?, shift))
+        })
+        .collect()
+}
+
+/// Whether `at` is strictly inside one of the sorted, disjoint `runs`.
+fn strictly_inside(runs: &[Range<usize>], at: usize) -> bool {
+    let i = runs.partition_point(|r| r.end <= at);
+    runs.get(i).is_some_and(|r| r.start < at)
+}
+
 /// The smallest runs of `after` (of Rust that lexes into the top-level `items`) that hold
 /// everything `replaced` put there: for a replacement inside one member of an `impl`,
 /// `trait`, `mod` or `extern` body, that member's unit ([`nested_units`], an inner run of
@@ -429,11 +450,7 @@ fn changed_units(
     let src = after.as_bytes();
     let mut runs: Vec<(Range<usize>, bool)> = Vec::new();
     let mut segments: Option<(usize, Vec<Segment>)> = None;
-    let mut shift = 0isize;
-    for r in replaced {
-        let start = r.before.start.checked_add_signed(shift)?;
-        let end = start.checked_add(r.after_len)?;
-        shift += r.after_len as isize - r.before.len() as isize;
+    for (start, end, _) in placed(replaced)? {
         if end > after.len() {
             return None;
         }
@@ -510,36 +527,30 @@ fn same_cut_outside(
     cut: &Cut,
     replaced: &[Replaced],
 ) -> bool {
-    // Each replacement's place in `after`, and the shift of what follows it.
-    let mut moved = Vec::with_capacity(replaced.len());
-    let mut shift = 0isize;
-    for r in replaced {
-        let Some(start) = r.before.start.checked_add_signed(shift) else {
-            return false;
-        };
-        shift += r.after_len as isize - r.before.len() as isize;
-        moved.push((start, start + r.after_len, shift));
-    }
-    // A place of `after` outside the runs (or at a run's start or end) in `before`.
+    let Some(moved) = placed(replaced) else {
+        return false;
+    };
+    // A place of `after` outside the runs (or at a run's start or end) in `before`: shifted
+    // back by the replacements before it (those are sorted, so a binary search finds them).
     let back = |at: usize, starts_a_run: bool| {
-        let shift = moved
-            .iter()
-            .take_while(|&&(start, end, _)| {
-                end < at || (end == at && (start < at || !starts_a_run))
-            })
-            .last()
-            .map_or(0, |&(_, _, shift)| shift);
+        let before_it = moved.partition_point(|&(start, end, _)| {
+            end < at || (end == at && (start < at || !starts_a_run))
+        });
+        let shift = before_it.checked_sub(1).map_or(0, |i| moved[i].2);
         at.checked_add_signed(-shift)
     };
     let outside = |bounds: &mut Vec<usize>, runs: &[Range<usize>]| {
-        bounds.retain(|&b| !runs.iter().any(|r| r.start < b && b < r.end));
+        bounds.retain(|&b| !strictly_inside(runs, b));
     };
     let mapped = |bounds: Vec<usize>| -> Option<Vec<usize>> {
         bounds
             .into_iter()
             .map(|b| {
-                let ends_a_run = cut.ranges.iter().any(|r| r.end == b);
-                back(b, !ends_a_run && cut.ranges.iter().any(|r| r.start == b))
+                let i = cut.ranges.partition_point(|r| r.end < b);
+                let run = cut.ranges.get(i);
+                let ends_a_run = run.is_some_and(|r| r.end == b);
+                let starts_a_run = cut.ranges[i..].iter().take(2).any(|r| r.start == b);
+                back(b, !ends_a_run && starts_a_run)
             })
             .collect()
     };
