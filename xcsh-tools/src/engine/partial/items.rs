@@ -25,8 +25,41 @@ const ITEM_STARTS: &[&[u8]] = &[
     b"use",
 ];
 
+/// Words that start a statement in a block, never continue one after a `}` (the keywords of
+/// the block-like expressions, and `let`).
+const STATEMENT_STARTS: &[&[u8]] = &[
+    b"break",
+    b"continue",
+    b"for",
+    b"if",
+    b"let",
+    b"loop",
+    b"match",
+    b"return",
+    b"while",
+];
+
+/// Words that open an expression ending with a block (one that needs no `;` to be a
+/// statement): a tail of a block that starts with one and ends with its `}` parses alone as
+/// a statement.
+const BLOCK_EXPRESSION_STARTS: &[&[u8]] = &[b"for", b"if", b"loop", b"match", b"unsafe", b"while"];
+
 /// Part of an item's body, and the run (of inner items) to parse for an anchor in it.
 pub(super) type Segment = (Range<usize>, Range<usize>);
+
+/// A [`Segment`], and whether its run is of statements of a function's body.
+pub(super) type Unit = (Range<usize>, Range<usize>, bool);
+
+/// What [`boundaries`] cuts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Context {
+    /// A file's top level.
+    File,
+    /// The body of an `impl`, `trait`, `mod` or `extern` block.
+    Body,
+    /// A function's body.
+    Block,
+}
 
 /// How deep [`nested_units`] looks into bodies (`mod a { mod b { impl C { … } } }`).
 const MAX_NESTING: usize = 4;
@@ -40,15 +73,16 @@ pub(super) fn item_boundaries(src: &[u8]) -> Option<Vec<usize>> {
     if src.starts_with(b"\xEF\xBB\xBF") || (src.starts_with(b"#!") && !src.starts_with(b"#![")) {
         return None;
     }
-    boundaries(src, 0..src.len(), false)
+    boundaries(src, 0..src.len(), Context::File)
 }
 
 /// The cut of [`item_boundaries`], of `span` of `src` (a file, or the inside of an item's
 /// braces): its start, each place where one item ends and the next begins, and its end.
 /// In a `body`, a macro call after a `}` is cut off too: at the top level `m!(x);` is an
 /// expression statement, in a body a macro call and an empty statement, so it must not be
-/// parsed with the item before it ([`nested_units`] parses no run that starts with one).
-fn boundaries(src: &[u8], span: Range<usize>, body: bool) -> Option<Vec<usize>> {
+/// parsed with the item before it ([`nested_units`] parses no run that starts with one). In a
+/// function's `Block`, a statement's keyword after a `}` begins a statement too.
+fn boundaries(src: &[u8], span: Range<usize>, context: Context) -> Option<Vec<usize>> {
     let mut bounds = vec![span.start];
     let mut depth = 0usize;
     // After a `}` that closed to the top level: where it ended, until the next token says
@@ -61,7 +95,8 @@ fn boundaries(src: &[u8], span: Range<usize>, body: bool) -> Option<Vec<usize>> 
         if let Some(end) = after_brace.take()
             && (first == b'#'
                 || ITEM_STARTS.contains(&&src[token.clone()])
-                || (body
+                || (context == Context::Block && STATEMENT_STARTS.contains(&&src[token.clone()]))
+                || (context != Context::File
                     && lex::is_word_byte(first)
                     && matches!(tokens.peek(), Some(Ok(next)) if src[next.clone()] == *b"!")))
         {
@@ -102,19 +137,37 @@ fn boundaries(src: &[u8], span: Range<usize>, body: bool) -> Option<Vec<usize>> 
 /// the body, its item, and the items and bodies that hold those: a pattern none of whose
 /// kinds is one of those ([`super::NESTING_KINDS`]) matches only inside.
 pub(super) fn nested_units(src: &[u8], run: Range<usize>) -> Vec<Segment> {
+    inner_units(src, run, false)
+        .into_iter()
+        .map(|(segment, unit, _)| (segment, unit))
+        .collect()
+}
+
+/// [`nested_units`], and with `statements`, inside a function's body (a top-level one, or a
+/// member's) the statements too ([`statement_units`]), marked `true`.
+pub(super) fn inner_units(src: &[u8], run: Range<usize>, statements: bool) -> Vec<Unit> {
     let mut out = Vec::new();
-    nested_units_into(src, run, 0, &mut out);
+    nested_units_into(src, run, 0, statements, &mut out);
     out
 }
 
-fn nested_units_into(src: &[u8], run: Range<usize>, depth: usize, out: &mut Vec<Segment>) {
+fn nested_units_into(
+    src: &[u8],
+    run: Range<usize>,
+    depth: usize,
+    statements: bool,
+    out: &mut Vec<Unit>,
+) {
     if depth == MAX_NESTING {
         return;
     }
-    let Some(body) = body_of(src, run) else {
+    let Some(body) = body_of(src, run.clone()) else {
+        if statements && let Some(body) = fn_body_of(src, run.clone()) {
+            statement_units(src, run, body, out);
+        }
         return;
     };
-    let Some(bounds) = boundaries(src, body, true) else {
+    let Some(bounds) = boundaries(src, body, Context::Body) else {
         return;
     };
     let members = || bounds.windows(2).map(|w| w[0]..w[1]);
@@ -134,18 +187,133 @@ fn nested_units_into(src: &[u8], run: Range<usize>, depth: usize, out: &mut Vec<
         // Its own members where it has a body, and the rest of it as one unit.
         let mut at = member.start;
         let mut inner = Vec::new();
-        nested_units_into(src, member.clone(), depth + 1, &mut inner);
-        for (segment, unit) in inner {
+        nested_units_into(src, member.clone(), depth + 1, statements, &mut inner);
+        for (segment, unit, statement) in inner {
             if at < segment.start {
-                out.push((at..segment.start, member.clone()));
+                out.push((at..segment.start, member.clone(), false));
             }
             at = segment.end;
-            out.push((segment, unit));
+            out.push((segment, unit, statement));
         }
         if at < member.end {
-            out.push((at..member.end, member));
+            out.push((at..member.end, member, false));
         }
     }
+}
+
+/// The statements of the function `run`, whose body's braces hold `body`, as segments of
+/// `run` (each its own unit; what lies between them needs all of `run`).
+///
+/// A block holds what a file holds (`repeat(_statement)` in tree-sitter-rust 0.24), and one
+/// tail expression: so a run of whole statements parses alone as it parses in place, and a
+/// tail does too when it is an expression ending with a block (`if`, `match`, …, to its
+/// `}`), which at the top level reads as an expression statement around the same node
+/// (patterns that may be one are kept out: [`super::STATEMENT_NESTING_KINDS`]). Other tails
+/// (`Ok(x)`) would not parse alone, nor would an inner attribute (`#![…]`) at the start of
+/// a parse: those need all of `run`.
+fn statement_units(src: &[u8], run: Range<usize>, body: Range<usize>, out: &mut Vec<Unit>) {
+    let Some(bounds) = boundaries(src, body.clone(), Context::Block) else {
+        return;
+    };
+    let mut units = Vec::new();
+    let mut at = run.start;
+    for piece in bounds.windows(2).map(|w| w[0]..w[1]) {
+        if !parses_as_statements(src, piece.clone(), piece.end == body.end) {
+            continue;
+        }
+        if at < piece.start {
+            units.push((at..piece.start, run.clone(), false));
+        }
+        at = piece.end;
+        units.push((piece.clone(), piece, true));
+    }
+    if units.is_empty() {
+        return;
+    }
+    if at < run.end {
+        units.push((at..run.end, run, false));
+    }
+    out.extend(units);
+}
+
+/// Whether `piece` of a block (one of [`boundaries`]'s runs) parses alone as in place: it
+/// has a token, does not start with an inner attribute, and unless it is not the block's
+/// `last` piece (the others end where a statement does) or ends with a `;`, is one
+/// expression ending with a block: it starts with `if`, `match`, …, or `{`, and each `}`
+/// that closes to its level is its last token or followed by `else`.
+fn parses_as_statements(src: &[u8], piece: Range<usize>, last: bool) -> bool {
+    let mut tokens = Lexemes::new(src, piece).map_while(Result::ok).peekable();
+    let Some(first) = tokens.next() else {
+        return false;
+    };
+    let text = |t: &Range<usize>| &src[t.clone()];
+    if text(&first) == b"#" && tokens.peek().is_some_and(|t| text(t) == b"!") {
+        return false;
+    }
+    if !last {
+        return true;
+    }
+    let mut depth = usize::from(text(&first) == b"{");
+    if depth == 0 && !BLOCK_EXPRESSION_STARTS.contains(&text(&first)) {
+        // A tail that is no block-like expression, unless it is `… ;` after all.
+        return tokens.last().is_some_and(|t| text(&t) == b";");
+    }
+    while let Some(token) = tokens.next() {
+        match src[token.start] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' => depth = depth.saturating_sub(1),
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 && tokens.peek().is_some_and(|t| text(t) != b"else") {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
+/// The inside of the braces of the function `run` is (outer attributes, visibility and
+/// qualifiers before it), when those braces end `run`; `None` for anything else.
+fn fn_body_of(src: &[u8], run: Range<usize>) -> Option<Range<usize>> {
+    let mut tokens = Lexemes::new(src, run).map_while(Result::ok);
+    let text = |t: &Range<usize>| &src[t.clone()];
+    let mut token = after_attributes(src, &mut tokens)?;
+    if text(&token) == b"pub" {
+        token = tokens.next()?;
+        if text(&token) == b"(" {
+            closing(src, &mut tokens)?;
+            token = tokens.next()?;
+        }
+    }
+    loop {
+        match text(&token) {
+            b"const" | b"async" | b"unsafe" | b"safe" => token = tokens.next()?,
+            b"extern" => {
+                token = tokens.next()?;
+                if src[token.start] == b'"' {
+                    token = tokens.next()?;
+                }
+            }
+            b"fn" => break,
+            _ => return None,
+        }
+    }
+    // The first brace outside brackets (a `where` clause's bounds have none).
+    let open = loop {
+        let token = tokens.next()?;
+        match text(&token) {
+            b"{" => break token,
+            b"(" | b"[" => {
+                closing(src, &mut tokens)?;
+            }
+            b";" => return None,
+            _ => {}
+        }
+    };
+    let close = closing(src, &mut tokens)?;
+    tokens.next().is_none().then_some(open.end..close.start)
 }
 
 /// The inside of the braces of the `impl`, `trait`, `mod` or `extern` block that `run` is

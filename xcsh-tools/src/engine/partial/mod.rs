@@ -32,6 +32,18 @@
 //! tree-sitter-rust fails on some members rustc accepts (`default fn`, `pub macro`), and a
 //! whole parse's recovery from one can take in the members around it: a body with a member
 //! that is neither an item nor a macro call is not cut.
+//!
+//! **Inside functions.** A function's body (a `block`) holds what a file holds, statements
+//! (`repeat(_statement)` in tree-sitter-rust 0.24), and a tail expression: so the statements
+//! around an anchor in a body are parsed alone too ([`items::inner_units`]), when the pattern
+//! cannot be the function, its block, or an expression statement ([`Depth::Statements`]).
+//! A statement boundary is a `;`, or a `}` followed by a word that only starts a statement
+//! (`let`, `if`, `for`, …) or an item. A tail is a unit only when it is one expression ending
+//! with a block (`match x { … }`), which alone reads as an expression statement around the
+//! same node. A partial tree with a top-level node that runs from one range into the next
+//! (what the next range starts with continuing a statement that ended at a `}`) is thrown
+//! away, though tree-sitter-rust, like rustc, ends such a statement at its `}`.
+//!
 //! `runs_parse_alone_*` and `broad_patterns_find_through_the_cut_*` (tests) check the trees
 //! and the matches against whole parses, on this repository and on a corpus.
 //!
@@ -67,7 +79,7 @@ mod lex;
 #[cfg(test)]
 mod tests;
 
-use items::{Segment, item_boundaries, nested_units};
+use items::{Segment, inner_units, item_boundaries, nested_units};
 pub(crate) use lex::{block_comment_end, quote_end, raw_string_end, string_end};
 
 thread_local! {
@@ -90,6 +102,7 @@ pub(crate) fn ranges_for(
         return None;
     }
     let mut nest = true;
+    let mut statements = true;
     let mut occurrences = Vec::new();
     for (&i, anchors) in may_match.iter().zip(anchors) {
         let OpKind::Pattern { pattern, .. } = &ops.ops[i].kind else {
@@ -101,10 +114,44 @@ pub(crate) fn ranges_for(
             return None;
         }
         nest &= !nesting.iter().any(|&k| kinds.contains(usize::from(k)));
+        statements &= !statement_nesting_kinds()
+            .iter()
+            .any(|&k| kinds.contains(usize::from(k)));
         occurrences.extend(anchors.as_ref()?.occurrences());
     }
-    anchored_items(text, occurrences, nest)
+    let depth = match (nest, statements) {
+        (false, _) => Depth::Items,
+        (true, false) => Depth::Members,
+        (true, true) => Depth::Statements,
+    };
+    anchored_items(text, occurrences, depth)
 }
+
+/// How far into an item [`anchored_items`] cuts.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Depth {
+    /// Whole top-level items.
+    Items,
+    /// Items inside the bodies of `impl`, `trait`, `mod` and `extern` blocks too.
+    Members,
+    /// And the statements of functions' bodies.
+    Statements,
+}
+
+/// The kinds of [`STATEMENT_NESTING_KINDS`].
+fn statement_nesting_kinds() -> &'static [u16; STATEMENT_NESTING_KINDS.len()] {
+    static KINDS: OnceLock<[u16; STATEMENT_NESTING_KINDS.len()]> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let lang = SupportLang::Rust.get_ts_language();
+        STATEMENT_NESTING_KINDS.map(|name| lang.id_for_node_kind(name, true))
+    })
+}
+
+/// The nodes around a statement of a function's body, below its item: a pattern that may be
+/// one of these can match around a statement, so the cut stops at items for it. A block's
+/// tail parsed alone reads as an expression statement (around the same node), so a pattern
+/// that may be one is kept out too.
+const STATEMENT_NESTING_KINDS: [&str; 3] = ["function_item", "block", "expression_statement"];
 
 /// The kinds of the nodes that hold a top-level item's inner items: `source_file` first,
 /// then [`NESTING_KINDS`].
@@ -137,8 +184,9 @@ const NESTING_KINDS: &[&str] = &[
 /// `anchors` (`start..end` of literal occurrences), or `None` when the whole file should be
 /// parsed: no anchor, no cut, or the anchored items are most of the file anyway. With
 /// `nest`, an anchor inside the body of an `impl`, `trait`, `mod` or `extern` block needs
-/// only the inner items around it ([`nested_units`]).
-fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, nest: bool) -> Option<Cut> {
+/// only the inner items around it ([`nested_units`]), and at [`Depth::Statements`] an anchor
+/// in a function's body only the statements around it.
+fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> Option<Cut> {
     if anchors.is_empty() {
         return None;
     }
@@ -146,26 +194,38 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, nest: bool) -> Opt
     let bounds = item_boundaries(src)?;
     anchors.sort_unstable_by_key(|a| a.start);
     let mut units: Vec<Range<usize>> = Vec::with_capacity(anchors.len());
-    let mut inner_units: Vec<Range<usize>> = Vec::new();
+    let mut member_units: Vec<Range<usize>> = Vec::new();
+    let mut statement_units: Vec<Range<usize>> = Vec::new();
     // The inner units of the last top-level run looked into (anchors come in order).
-    let mut inner: Option<(usize, Vec<Segment>)> = None;
+    let mut inner: Option<(usize, Vec<items::Unit>)> = None;
     for anchor in anchors {
         // The runs the occurrence touches: usually one.
         let first = bounds.partition_point(|&b| b <= anchor.start) - 1;
         let last = bounds.partition_point(|&b| b < anchor.end.max(anchor.start + 1)) - 1;
         let run = bounds[first]..bounds[(last + 1).min(bounds.len() - 1)];
-        if !nest || first != last {
+        if depth == Depth::Items || first != last {
             units.push(run);
             continue;
         }
         let segments = match &inner {
             Some((at, segments)) if *at == first => segments,
-            _ => &inner.insert((first, nested_units(src, run.clone()))).1,
+            _ => {
+                let statements = depth == Depth::Statements;
+                &inner
+                    .insert((first, inner_units(src, run.clone(), statements)))
+                    .1
+            }
         };
-        let i = segments.partition_point(|(segment, _)| segment.end <= anchor.start);
+        let i = segments.partition_point(|(segment, _, _)| segment.end <= anchor.start);
         units.push(match segments.get(i) {
-            Some((segment, unit)) if segment.start <= anchor.start && anchor.end <= unit.end => {
-                inner_units.push(unit.clone());
+            Some((segment, unit, statement))
+                if segment.start <= anchor.start && anchor.end <= unit.end =>
+            {
+                if *statement {
+                    statement_units.push(unit.clone());
+                } else {
+                    member_units.push(unit.clone());
+                }
                 unit.clone()
             }
             _ => run,
@@ -180,11 +240,14 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, nest: bool) -> Opt
             _ => ranges.push(unit),
         }
     }
-    inner_units.sort_unstable_by_key(|u| u.start);
-    inner_units.dedup();
+    for units in [&mut member_units, &mut statement_units] {
+        units.sort_unstable_by_key(|u| u.start);
+        units.dedup();
+    }
     let cut = Cut {
         ranges,
-        inner: inner_units,
+        inner: member_units,
+        statements: !statement_units.is_empty(),
     };
     ((cut.len() as f64) < WORTH_IT * text.len() as f64).then_some(cut)
 }
@@ -196,6 +259,8 @@ pub(crate) struct Cut {
     pub ranges: Vec<Range<usize>>,
     /// The runs of items of a body among them (parsed as if at the top level), sorted.
     inner: Vec<Range<usize>>,
+    /// Whether some of them are runs of a function's statements.
+    statements: bool,
 }
 
 impl Cut {
@@ -221,12 +286,25 @@ pub(crate) fn parse_ranges(text: &str, cut: &Cut) -> Option<Root> {
     match root {
         Some(root)
             if !(has_syntax_error(&root)
-                || reads_a_body_as_a_file(root.root().get_inner_node(), &cut.inner)) =>
+                || reads_a_body_as_a_file(root.root().get_inner_node(), &cut.inner)
+                || (cut.statements
+                    && spans_two_ranges(root.root().get_inner_node(), &cut.ranges))) =>
         {
             Some(root)
         }
         _ => super::matching::parse(text, Lang::Rust),
     }
+}
+
+/// Whether a top-level node of `node` runs on from one of the (sorted) `ranges` into the
+/// next. A run of statements may end with an expression's `}` (`if … { … }`), and what the
+/// next range starts with could continue it there (`* p = 1;`), as it did not in the file.
+fn spans_two_ranges(node: tree_sitter::Node<'_>, ranges: &[Range<usize>]) -> bool {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).any(|n| {
+        let i = ranges.partition_point(|r| r.end <= n.start_byte());
+        ranges.get(i).is_some_and(|r| n.end_byte() > r.end)
+    })
 }
 
 /// Whether a top-level node of `root` that starts in one of the `inner` runs (of a body's
@@ -492,6 +570,7 @@ fn changed_units(
     let mut cut = Cut {
         ranges: Vec::new(),
         inner: Vec::new(),
+        statements: false,
     };
     for (run, inner) in runs {
         match cut.ranges.last_mut() {

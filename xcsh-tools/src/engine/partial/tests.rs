@@ -120,6 +120,7 @@ fn check_runs_parse_alone(path: &str, src: &str) -> (usize, usize) {
             } else {
                 Vec::new()
             },
+            statements: false,
         };
         let part = parse_ranges(src, &cut).unwrap();
         let mut ours = Vec::new();
@@ -134,14 +135,57 @@ fn check_runs_parse_alone(path: &str, src: &str) -> (usize, usize) {
         alone(&run, false);
         runs += 1;
         let mut seen = std::collections::HashSet::new();
-        for (_, unit) in nested_units(src.as_bytes(), run) {
-            if seen.insert(unit.clone()) {
-                alone(&unit, true);
-                units += 1;
+        for (_, unit, statement) in inner_units(src.as_bytes(), run, true) {
+            if !seen.insert(unit.clone()) {
+                continue;
             }
+            if statement {
+                statements_parse_alone(path, src, whole_node, &unit);
+            } else {
+                alone(&unit, true);
+            }
+            units += 1;
         }
     }
     (runs, units)
+}
+
+/// A run of statements parsed alone (no whole parse to fall back on) has no error and the
+/// trees a whole parse gives; a tail, around one expression statement (which patterns that
+/// may be one do not cut for: `STATEMENT_NESTING_KINDS`).
+fn statements_parse_alone(
+    path: &str,
+    src: &str,
+    whole: tree_sitter::Node<'_>,
+    range: &Range<usize>,
+) {
+    let tree = parse_included(src, std::slice::from_ref(range)).unwrap();
+    let root = tree.root_node();
+    assert!(
+        !root.has_error(),
+        "{path}: {range:?} has an error alone: {:?}",
+        &src[range.clone()]
+    );
+    let mut ours = Vec::new();
+    inside(root, range, &mut ours);
+    let mut theirs = Vec::new();
+    inside(whole, range, &mut theirs);
+    if let ([(r, p, tail)], [(whole_r, whole_p, node)]) = (&ours[..], &theirs[..])
+        && tail.starts_with("(expression_statement ")
+        && !node.starts_with("(expression_statement ")
+    {
+        assert_eq!(
+            (r, p, tail.as_str()),
+            (
+                whole_r,
+                whole_p,
+                format!("(expression_statement {node})").as_str()
+            ),
+            "{path}: the tail {range:?} parsed alone"
+        );
+        return;
+    }
+    assert_eq!(ours, theirs, "{path}: statements {range:?} parsed alone");
 }
 
 #[test]
@@ -223,6 +267,7 @@ fn an_inner_attribute_read_as_a_shebang_is_no_cut() {
     let cut = Cut {
         ranges: vec![unit.clone()],
         inner: vec![unit.clone()],
+        statements: false,
     };
     let part = parse_ranges(text, &cut).unwrap();
     assert!(
@@ -241,7 +286,7 @@ fn a_macro_call_at_the_top_level_is_no_reason_to_parse_whole() {
         src.push_str("fn filler() { let x = 1; }\n");
     }
     let anchors = src.match_indices("S {").map(|(i, _)| i..i + 1).collect();
-    let cut = anchored_items(&src, anchors, true).unwrap();
+    let cut = anchored_items(&src, anchors, Depth::Members).unwrap();
     assert_eq!(cut.inner.len(), 1, "{cut:?}");
     let part = parse_ranges(&src, &cut).unwrap();
     let end = src.find("    fn g").unwrap();
@@ -310,6 +355,75 @@ fn inner_items_of_impl_trait_mod_and_extern_bodies_are_units() {
     ] {
         assert_eq!(nested_units(src.as_bytes(), 0..src.len()), [], "{src}");
     }
+}
+
+#[test]
+fn statements_of_a_function_body_are_units() {
+    let text =
+        |src: &[u8], r: &Range<usize>| std::str::from_utf8(&src[r.clone()]).unwrap().to_owned();
+    let statements = |src: &str| -> Vec<String> {
+        let src = src.as_bytes();
+        inner_units(src, 0..src.len(), true)
+            .iter()
+            .filter(|(_, _, statement)| *statement)
+            .map(|(_, u, _)| text(src, u))
+            .collect()
+    };
+    // In a function at the top level, and in a method; a tail ending with a block is one.
+    assert_eq!(
+        statements(concat!(
+            "pub(crate) async fn f() -> R {\n    let a = x?;\n    if c { y?; }\n",
+            "    #[allow(x)]\n    g()?;\n    match z { _ => w? }\n}"
+        )),
+        [
+            "\n    let a = x?;",
+            "\n    if c { y?; }",
+            "\n    #[allow(x)]\n    g()?;",
+            "\n    match z { _ => w? }\n"
+        ]
+    );
+    assert_eq!(
+        statements("impl S { fn f(&self) { a(); if b {} else if c {} else { d } } }"),
+        [" a();", " if b {} else if c {} else { d } "]
+    );
+    // Tails that are not one expression ending with a block, and inner attributes, are not.
+    for (src, kept) in [
+        ("fn f() { a(); Ok(b) }", vec![" a();"]),
+        ("fn f() { for x in y {} Built { a } }", vec![]),
+        ("fn f() { a(); if let S { a } = s { b } }", vec![" a();"]),
+        ("fn f() { a(); match x {}.unwrap() }", vec![" a();"]),
+        ("fn f() { #![allow(x)] a(); b(); }", vec![" b();"]),
+        ("fn f();", vec![]),
+        ("fn f() -> Foo<{ N }> { a(); }", vec![]),
+        ("const fn f() -> u8 { a(); 1 }", vec![" a();"]),
+    ] {
+        assert_eq!(statements(src), kept, "{src}");
+    }
+    // Without `statements`, none.
+    let src = b"fn f() { a(); }";
+    assert_eq!(nested_units(src, 0..src.len()), []);
+}
+
+#[test]
+fn statements_that_run_on_into_the_next_range_are_seen() {
+    // tree-sitter-rust ends a statement at a block-like expression's `}` as rustc does, so a
+    // run of statements ending with one is not continued by the next range (`* p = 1;`)...
+    let src = "if c { x?; }\n*p = q?;\nlet a = b\n+ c;";
+    let tree = |ranges: &[Range<usize>]| parse_included(src, ranges).unwrap();
+    let at = |s: &str| src.find(s).unwrap();
+    let ranges = [0..at("\n*p"), at("\n*p")..at("\nlet")];
+    assert!(!spans_two_ranges(tree(&ranges).root_node(), &ranges));
+    // ... but one that does run on (which the lexer never cuts) is caught.
+    let ranges = [at("let")..at("\n+"), at("\n+")..src.len()];
+    assert!(spans_two_ranges(tree(&ranges).root_node(), &ranges));
+    // And the matches through such a cut are a whole parse's.
+    let mut src =
+        String::from("fn a() {\n    if c { x?; }\n    let y = 1;\n}\nfn b() {\n    *p = q?;\n}\n");
+    while src.len() < 2 * SMALL_FILE {
+        src.push_str("fn filler() { let x = 1; }\n");
+    }
+    let whole = super::super::matching::parse(&src, Lang::Rust).unwrap();
+    assert!(check_matches_through_the_cut("inline", &src, &whole) >= 4);
 }
 
 /// What a pattern finds through the cut its anchors choose is what it finds in a whole parse,
@@ -423,8 +537,10 @@ fn bytes_parsed_on_a_corpus() {
     use crate::engine::prefilter::Tokens;
     let dir = std::env::var("XCSH_PARTIAL_CORPUS").expect("XCSH_PARTIAL_CORPUS");
     let files: Vec<(String, String)> = rust_files(&dir).collect();
-    eprintln!("| pattern | bytes in anchored files | top-level items | with inner items |");
-    eprintln!("|---|---:|---:|---:|");
+    eprintln!(
+        "| pattern | bytes in anchored files | top-level items | with inner items | with statements |"
+    );
+    eprintln!("|---|---:|---:|---:|---:|");
     for pat in [
         "$S { $$$F }",
         "$X?",
@@ -438,7 +554,7 @@ fn bytes_parsed_on_a_corpus() {
             super::super::CompiledOps::for_search(&[pat.to_owned()], Some(Lang::Rust)).unwrap();
         let lang_ops = ops.for_lang(Lang::Rust).unwrap();
         let prefilter = &lang_ops.prefilter;
-        let (mut whole, mut top, mut inner) = (0usize, 0usize, 0usize);
+        let (mut whole, mut top, mut inner, mut statements) = (0usize, 0usize, 0usize, 0usize);
         for (_, src) in &files {
             let Some(tokens) = Tokens::lex(src.as_bytes()) else {
                 continue;
@@ -451,15 +567,22 @@ fn bytes_parsed_on_a_corpus() {
             }
             whole += src.len();
             let occurrences = || anchors.occurrences().collect::<Vec<_>>();
-            top += anchored_items(src, occurrences(), false).map_or(src.len(), |c| c.len());
-            inner += anchored_items(src, occurrences(), true).map_or(src.len(), |c| c.len());
+            top += anchored_items(src, occurrences(), Depth::Items).map_or(src.len(), |c| c.len());
+            inner +=
+                anchored_items(src, occurrences(), Depth::Members).map_or(src.len(), |c| c.len());
+            let Some(cut) = ranges_for(src, Lang::Rust, lang_ops, &[0], &[Some(anchors)]) else {
+                statements += src.len();
+                continue;
+            };
+            statements += cut.len();
         }
         let mib = |b: usize| b as f64 / (1 << 20) as f64;
         eprintln!(
-            "| `{pat}` | {:.1} MiB | {:.1} MiB | {:.1} MiB |",
+            "| `{pat}` | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:.1} MiB |",
             mib(whole),
             mib(top),
-            mib(inner)
+            mib(inner),
+            mib(statements)
         );
     }
 }
