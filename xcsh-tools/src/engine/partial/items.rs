@@ -47,9 +47,6 @@ const BLOCK_EXPRESSION_STARTS: &[&[u8]] = &[b"for", b"if", b"loop", b"match", b"
 /// Part of an item's body, and the run (of inner items) to parse for an anchor in it.
 pub(super) type Segment = (Range<usize>, Range<usize>);
 
-/// A [`Segment`], and whether its run is of statements of a function's body.
-pub(super) type Unit = (Range<usize>, Range<usize>, bool);
-
 /// What [`boundaries`] cuts.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Context {
@@ -137,34 +134,16 @@ fn boundaries(src: &[u8], span: Range<usize>, context: Context) -> Option<Vec<us
 /// the body, its item, and the items and bodies that hold those: a pattern none of whose
 /// kinds is one of those ([`super::NESTING_KINDS`]) matches only inside.
 pub(super) fn nested_units(src: &[u8], run: Range<usize>) -> Vec<Segment> {
-    inner_units(src, run, false)
-        .into_iter()
-        .map(|(segment, unit, _)| (segment, unit))
-        .collect()
-}
-
-/// [`nested_units`], and with `statements`, inside a function's body (a top-level one, or a
-/// member's) the statements too ([`statement_units`]), marked `true`.
-pub(super) fn inner_units(src: &[u8], run: Range<usize>, statements: bool) -> Vec<Unit> {
     let mut out = Vec::new();
-    nested_units_into(src, run, 0, statements, &mut out);
+    nested_units_into(src, run, 0, &mut out);
     out
 }
 
-fn nested_units_into(
-    src: &[u8],
-    run: Range<usize>,
-    depth: usize,
-    statements: bool,
-    out: &mut Vec<Unit>,
-) {
+fn nested_units_into(src: &[u8], run: Range<usize>, depth: usize, out: &mut Vec<Segment>) {
     if depth == MAX_NESTING {
         return;
     }
-    let Some(body) = body_of(src, run.clone()) else {
-        if statements && let Some(body) = fn_body_of(src, run.clone()) {
-            statement_units(src, run, body, out);
-        }
+    let Some(body) = body_of(src, run) else {
         return;
     };
     let Some(bounds) = boundaries(src, body, Context::Body) else {
@@ -187,22 +166,23 @@ fn nested_units_into(
         // Its own members where it has a body, and the rest of it as one unit.
         let mut at = member.start;
         let mut inner = Vec::new();
-        nested_units_into(src, member.clone(), depth + 1, statements, &mut inner);
-        for (segment, unit, statement) in inner {
+        nested_units_into(src, member.clone(), depth + 1, &mut inner);
+        for (segment, unit) in inner {
             if at < segment.start {
-                out.push((at..segment.start, member.clone(), false));
+                out.push((at..segment.start, member.clone()));
             }
             at = segment.end;
-            out.push((segment, unit, statement));
+            out.push((segment, unit));
         }
         if at < member.end {
-            out.push((at..member.end, member, false));
+            out.push((at..member.end, member));
         }
     }
 }
 
-/// The statements of the function `run`, whose body's braces hold `body`, as segments of
-/// `run` (each its own unit; what lies between them needs all of `run`).
+/// The runs of statements of the body of the function `run` (a top-level item, or a member
+/// of a body: a unit of [`nested_units`]) that parse alone as they parse in place, sorted;
+/// none when `run` is no function with a body.
 ///
 /// A block holds what a file holds (`repeat(_statement)` in tree-sitter-rust 0.24), and one
 /// tail expression: so a run of whole statements parses alone as it parses in place, and a
@@ -210,30 +190,19 @@ fn nested_units_into(
 /// `}`), which at the top level reads as an expression statement around the same node
 /// (patterns that may be one are kept out: [`super::STATEMENT_NESTING_KINDS`]). Other tails
 /// (`Ok(x)`) would not parse alone, nor would an inner attribute (`#![…]`) at the start of
-/// a parse: those need all of `run`.
-fn statement_units(src: &[u8], run: Range<usize>, body: Range<usize>, out: &mut Vec<Unit>) {
-    let Some(bounds) = boundaries(src, body.clone(), Context::Block) else {
-        return;
+/// a parse.
+pub(super) fn statements(src: &[u8], run: Range<usize>) -> Vec<Range<usize>> {
+    let Some(body) = fn_body_of(src, run) else {
+        return Vec::new();
     };
-    let mut units = Vec::new();
-    let mut at = run.start;
-    for piece in bounds.windows(2).map(|w| w[0]..w[1]) {
-        if !parses_as_statements(src, piece.clone(), piece.end == body.end) {
-            continue;
-        }
-        if at < piece.start {
-            units.push((at..piece.start, run.clone(), false));
-        }
-        at = piece.end;
-        units.push((piece.clone(), piece, true));
-    }
-    if units.is_empty() {
-        return;
-    }
-    if at < run.end {
-        units.push((at..run.end, run, false));
-    }
-    out.extend(units);
+    let Some(bounds) = boundaries(src, body.clone(), Context::Block) else {
+        return Vec::new();
+    };
+    bounds
+        .windows(2)
+        .map(|w| w[0]..w[1])
+        .filter(|piece| parses_as_statements(src, piece.clone(), piece.end == body.end))
+        .collect()
 }
 
 /// Whether `piece` of a block (one of [`boundaries`]'s runs) parses alone as in place: it

@@ -35,7 +35,7 @@
 //!
 //! **Inside functions.** A function's body (a `block`) holds what a file holds, statements
 //! (`repeat(_statement)` in tree-sitter-rust 0.24), and a tail expression: so the statements
-//! around an anchor in a body are parsed alone too ([`items::inner_units`]), when the pattern
+//! around an anchor in a body are parsed alone too ([`items::statements`]), when the pattern
 //! cannot be the function, its block, or an expression statement ([`Depth::Statements`]).
 //! A statement boundary is a `;`, or a `}` followed by a word that only starts a statement
 //! (`let`, `if`, `for`, …) or an item. A tail is a unit only when it is one expression ending
@@ -79,7 +79,7 @@ mod lex;
 #[cfg(test)]
 mod tests;
 
-use items::{Segment, inner_units, item_boundaries, nested_units};
+use items::{Segment, item_boundaries, nested_units};
 pub(crate) use lex::{block_comment_end, quote_end, raw_string_end, string_end};
 
 thread_local! {
@@ -196,8 +196,10 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> O
     let mut units: Vec<Range<usize>> = Vec::with_capacity(anchors.len());
     let mut member_units: Vec<Range<usize>> = Vec::new();
     let mut statement_units: Vec<Range<usize>> = Vec::new();
-    // The inner units of the last top-level run looked into (anchors come in order).
-    let mut inner: Option<(usize, Vec<items::Unit>)> = None;
+    // The inner units of the last top-level run looked into (anchors come in order), and the
+    // statements of the last function looked into.
+    let mut inner: Option<(usize, Vec<Segment>)> = None;
+    let mut function: Option<(Range<usize>, Vec<Range<usize>>)> = None;
     for anchor in anchors {
         // The runs the occurrence touches: usually one.
         let first = bounds.partition_point(|&b| b <= anchor.start) - 1;
@@ -209,27 +211,39 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> O
         }
         let segments = match &inner {
             Some((at, segments)) if *at == first => segments,
-            _ => {
-                let statements = depth == Depth::Statements;
-                &inner
-                    .insert((first, inner_units(src, run.clone(), statements)))
-                    .1
-            }
+            _ => &inner.insert((first, nested_units(src, run.clone()))).1,
         };
-        let i = segments.partition_point(|(segment, _, _)| segment.end <= anchor.start);
-        units.push(match segments.get(i) {
-            Some((segment, unit, statement))
-                if segment.start <= anchor.start && anchor.end <= unit.end =>
-            {
-                if *statement {
-                    statement_units.push(unit.clone());
-                } else {
-                    member_units.push(unit.clone());
-                }
-                unit.clone()
+        let i = segments.partition_point(|(segment, _)| segment.end <= anchor.start);
+        let member = match segments.get(i) {
+            Some((segment, unit)) if segment.start <= anchor.start && anchor.end <= unit.end => {
+                Some(unit.clone())
             }
-            _ => run,
-        });
+            _ => None,
+        };
+        let unit = member.clone().unwrap_or(run);
+        if depth == Depth::Statements {
+            // The statements around it, when the unit is a function and it lies in them.
+            let statements = match &function {
+                Some((at, statements)) if *at == unit => statements,
+                _ => {
+                    let statements = items::statements(src, unit.clone());
+                    &function.insert((unit.clone(), statements)).1
+                }
+            };
+            let j = statements.partition_point(|s| s.end <= anchor.start);
+            if let Some(statement) = statements.get(j)
+                && statement.start <= anchor.start
+                && anchor.end <= statement.end
+            {
+                statement_units.push(statement.clone());
+                units.push(statement.clone());
+                continue;
+            }
+        }
+        if let Some(member) = member {
+            member_units.push(member);
+        }
+        units.push(unit);
     }
     // Units nest (an inner item, and the `mod` around it): one range for each overlap.
     units.sort_unstable_by_key(|u| u.start);

@@ -135,16 +135,20 @@ fn check_runs_parse_alone(path: &str, src: &str) -> (usize, usize) {
         alone(&run, false);
         runs += 1;
         let mut seen = std::collections::HashSet::new();
-        for (_, unit, statement) in inner_units(src.as_bytes(), run, true) {
+        for statement in items::statements(src.as_bytes(), run.clone()) {
+            statements_parse_alone(path, src, whole_node, &statement);
+            units += 1;
+        }
+        for (_, unit) in nested_units(src.as_bytes(), run) {
             if !seen.insert(unit.clone()) {
                 continue;
             }
-            if statement {
-                statements_parse_alone(path, src, whole_node, &unit);
-            } else {
-                alone(&unit, true);
-            }
+            alone(&unit, true);
             units += 1;
+            for statement in items::statements(src.as_bytes(), unit) {
+                statements_parse_alone(path, src, whole_node, &statement);
+                units += 1;
+            }
         }
     }
     (runs, units)
@@ -361,13 +365,16 @@ fn inner_items_of_impl_trait_mod_and_extern_bodies_are_units() {
 fn statements_of_a_function_body_are_units() {
     let text =
         |src: &[u8], r: &Range<usize>| std::str::from_utf8(&src[r.clone()]).unwrap().to_owned();
+    // The statements of the file's first item, or of its members.
     let statements = |src: &str| -> Vec<String> {
         let src = src.as_bytes();
-        inner_units(src, 0..src.len(), true)
-            .iter()
-            .filter(|(_, _, statement)| *statement)
-            .map(|(_, u, _)| text(src, u))
-            .collect()
+        let run = 0..src.len();
+        let mut found = items::statements(src, run.clone());
+        for (_, unit) in nested_units(src, run) {
+            found.extend(items::statements(src, unit));
+        }
+        found.dedup();
+        found.iter().map(|u| text(src, u)).collect()
     };
     // In a function at the top level, and in a method; a tail ending with a block is one.
     assert_eq!(
@@ -399,7 +406,7 @@ fn statements_of_a_function_body_are_units() {
     ] {
         assert_eq!(statements(src), kept, "{src}");
     }
-    // Without `statements`, none.
+    // A function is no body of items.
     let src = b"fn f() { a(); }";
     assert_eq!(nested_units(src, 0..src.len()), []);
 }

@@ -57,7 +57,6 @@
 //! stands, so `impl Default bogus for X {}` matches `impl Default for $T {}` although the two
 //! words are not side by side ([`sequence`]).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use ast_grep_core::Pattern;
@@ -469,11 +468,11 @@ impl LineComment {
 /// A grammar's anonymous words, read from it when a sequence first needs them.
 struct AnonymousWords {
     lang: Lang,
-    words: Option<Arc<HashSet<Box<str>>>>,
+    words: Option<sequence::Words>,
 }
 
 impl AnonymousWords {
-    fn get(&mut self) -> Arc<HashSet<Box<str>>> {
+    fn get(&mut self) -> sequence::Words {
         let lang = self.lang;
         Arc::clone(self.words.get_or_insert_with(|| {
             sequence::anonymous_words(&lang.support_lang().get_ts_language())

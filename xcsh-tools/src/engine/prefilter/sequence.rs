@@ -19,7 +19,6 @@
 //! pattern's own gap holds one or the words are in a token tree: elsewhere, outside
 //! comments, it begins a lifetime, a label, a char or a string literal, all named nodes.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use ast_grep_core::tree_sitter::TSLanguage;
@@ -29,15 +28,19 @@ use super::Next;
 /// Characters after which the gap is not read further: the file may match.
 const UNSURE: &[u8] = b"/#-=\\\"'`";
 
+/// A set of words, looked up by their bytes (foldhash: the shape's matcher asks it for many
+/// tokens of a file).
+pub(super) type Words = Arc<foldhash::HashSet<Box<[u8]>>>;
+
 /// The grammar's anonymous words (`impl`, `for`, `unsafe`, …): what the matcher may skip
 /// between two tokens of the pattern, besides punctuation.
-pub(super) fn anonymous_words(ts: &TSLanguage) -> Arc<HashSet<Box<str>>> {
+pub(super) fn anonymous_words(ts: &TSLanguage) -> Words {
     let words = (0..ts.node_kind_count())
         .filter_map(|id| u16::try_from(id).ok())
         .filter(|&id| !ts.node_kind_is_named(id) && ts.node_kind_is_visible(id))
         .filter_map(|id| ts.node_kind_for_id(id))
         .filter(|kind| kind.bytes().all(is_word_byte) && !kind.is_empty())
-        .map(Box::from)
+        .map(|kind| Box::from(kind.as_bytes()))
         .collect();
     Arc::new(words)
 }
@@ -45,13 +48,13 @@ pub(super) fn anonymous_words(ts: &TSLanguage) -> Arc<HashSet<Box<str>>> {
 /// The literal that must come next, and what may stand in between.
 pub(super) struct Then {
     next: Box<[u8]>,
-    skippable: Arc<HashSet<Box<str>>>,
+    skippable: Words,
     /// A quote in the gap begins a named node ([`Next::quote_rules_out`]).
     quote_rules_out: bool,
 }
 
 impl Then {
-    pub(super) fn new(next: &Next, skippable: Arc<HashSet<Box<str>>>) -> Self {
+    pub(super) fn new(next: &Next, skippable: Words) -> Self {
         Then {
             next: next.text.as_bytes().into(),
             skippable,
@@ -73,8 +76,7 @@ impl Then {
                 if *word == *self.next {
                     return true;
                 }
-                let skippable =
-                    std::str::from_utf8(word).is_ok_and(|word| self.skippable.contains(word));
+                let skippable = self.skippable.contains(word);
                 if !skippable {
                     return false;
                 }
@@ -105,7 +107,7 @@ mod tests {
         };
         Then::new(
             &next,
-            Arc::new(skippable.iter().map(|&w| Box::from(w)).collect()),
+            Arc::new(skippable.iter().map(|&w| Box::from(w.as_bytes())).collect()),
         )
     }
 

@@ -45,9 +45,6 @@
 //! missed, as for the literals (see the module above): ast-grep may match a keyword through a
 //! MISSING token, or step over an ERROR node.
 
-use std::collections::HashSet;
-use std::sync::Arc;
-
 use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::tree_sitter::TSLanguage;
@@ -95,7 +92,7 @@ struct Item {
 #[derive(Clone, Debug)]
 pub(crate) struct Shape {
     items: Vec<Item>,
-    skippable: Arc<HashSet<Box<str>>>,
+    skippable: super::sequence::Words,
     /// What the dropped leading metavariable must be, when the pattern says.
     lead: Lead,
 }
@@ -114,7 +111,7 @@ impl Shape {
     pub fn of(
         node: &PatternNode,
         ts: &TSLanguage,
-        skippable: Arc<HashSet<Box<str>>>,
+        skippable: super::sequence::Words,
     ) -> Option<Self> {
         // A single token may be one inside a comment (`/` of a doc comment's marker), which
         // the lexer drops: the literals alone judge it.
@@ -496,9 +493,7 @@ impl Matcher<'_, '_> {
         let tok = self.t.list[i];
         match tok.kind {
             Kind::Punct | Kind::Open | Kind::Close | Kind::Opaque => true,
-            Kind::Word => {
-                std::str::from_utf8(self.t.text(i)).is_ok_and(|w| self.shape.skippable.contains(w))
-            }
+            Kind::Word => self.shape.skippable.contains(self.t.text(i)),
             Kind::Lit | Kind::Lifetime => false,
         }
     }
@@ -532,6 +527,9 @@ impl Matcher<'_, '_> {
             return self.gap_reaches(items[end].gap, t, limit);
         }
         let gap = items[e].gap;
+        if gap == Gap::default() {
+            return self.element_from(e, end, t, limit);
+        }
         // Every start the gap allows.
         let mut starts = Vec::new();
         if self.gap_starts(gap, t, limit, &mut starts) {
@@ -548,31 +546,43 @@ impl Matcher<'_, '_> {
     /// Pushes the positions where the element after `gap` may start; `true` when an opaque
     /// token makes it a maybe.
     fn gap_starts(&self, gap: Gap, t: usize, limit: usize, out: &mut Vec<usize>) -> bool {
-        let mut bases = vec![t];
-        if gap.loose {
-            self.balanced_ends(t, limit, Run::Trailing, &mut bases);
+        if !gap.loose {
+            // One base: the starts come out in order.
+            return self.skip_from(gap, t, limit, out);
         }
+        let mut bases = vec![t];
+        self.balanced_ends(t, limit, Run::Trailing, &mut bases);
+        // The bases rise, and a skip from a base inside the last one's run ends where that
+        // run did: each is pushed once, in order.
         for base in bases {
-            out.push(base);
-            if gap.skip {
-                let mut k = base;
-                while k < limit && self.skippable(k) {
-                    if self.t.list[k].kind == Kind::Opaque {
-                        // Only a word with a non-ASCII character may hide a skippable token
-                        // (a keyword beside a no-break space); a number, a raw identifier or
-                        // an odd lifetime begins with a named one.
-                        if self.t.text(k).iter().any(|&b| b >= 0x80) {
-                            return true;
-                        }
-                        break;
-                    }
-                    k += 1;
-                    out.push(k);
-                }
+            if out.last().is_some_and(|&covered| base <= covered) {
+                continue;
+            }
+            if self.skip_from(gap, base, limit, out) {
+                return true;
             }
         }
-        out.sort_unstable();
-        out.dedup();
+        false
+    }
+
+    /// Pushes `base`, and with `gap.skip` each position after a run of skippable tokens from
+    /// it; `true` when an opaque token makes it a maybe.
+    fn skip_from(&self, gap: Gap, base: usize, limit: usize, out: &mut Vec<usize>) -> bool {
+        out.push(base);
+        if !gap.skip {
+            return false;
+        }
+        let mut k = base;
+        while k < limit && self.skippable(k) {
+            if self.t.list[k].kind == Kind::Opaque {
+                // Only a word with a non-ASCII character may hide a skippable token (a
+                // keyword beside a no-break space); a number, a raw identifier or an odd
+                // lifetime begins with a named one.
+                return self.t.text(k).iter().any(|&b| b >= 0x80);
+            }
+            k += 1;
+            out.push(k);
+        }
         false
     }
 
