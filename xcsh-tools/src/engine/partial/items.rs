@@ -61,16 +61,52 @@ enum Context {
 /// How deep [`nested_units`] looks into bodies (`mod a { mod b { impl C { … } } }`).
 const MAX_NESTING: usize = 4;
 
+/// The tokens of a span of Rust source, lexed once: each pass of the cut over a part of it
+/// (a body, a function, a piece of a block) reads them from here rather than lexing again.
+pub(super) struct Lexed<'a> {
+    pub(super) src: &'a [u8],
+    tokens: Vec<Range<usize>>,
+}
+
+impl<'a> Lexed<'a> {
+    /// The tokens of `span` of `src`; `None` when it does not lex.
+    pub(super) fn new(src: &'a [u8], span: Range<usize>) -> Option<Self> {
+        let tokens = Lexemes::new(src, span).collect::<Result<_, _>>().ok()?;
+        Some(Lexed { src, tokens })
+    }
+
+    /// A whole file's tokens; `None` when it does not lex as Rust. A shebang line is not a
+    /// token (an inner attribute, `#![…]`, is); tree-sitter reads one behind a byte order
+    /// mark too.
+    pub(super) fn file(src: &'a [u8]) -> Option<Self> {
+        if src.starts_with(b"\xEF\xBB\xBF") || (src.starts_with(b"#!") && !src.starts_with(b"#!["))
+        {
+            return None;
+        }
+        Self::new(src, 0..src.len())
+    }
+
+    /// The tokens inside `span`, which starts and ends between tokens of the lexed span.
+    fn tokens(&self, span: Range<usize>) -> impl Iterator<Item = Range<usize>> + '_ {
+        let from = self.tokens.partition_point(|t| t.start < span.start);
+        let to = self
+            .tokens
+            .partition_point(|t| t.start < span.end)
+            .max(from);
+        self.tokens[from..to].iter().cloned()
+    }
+
+    /// [`item_boundaries`] of the file this lexed.
+    pub(super) fn item_boundaries(&self) -> Option<Vec<usize>> {
+        boundaries(self, 0..self.src.len(), Context::File)
+    }
+}
+
 /// Offsets that cut a Rust file into runs of whole top-level items: `0`, each place where
 /// one item ends and the next begins (as far as a lexer can tell), and the file's length.
 /// `None` when the text does not lex as Rust.
 pub(super) fn item_boundaries(src: &[u8]) -> Option<Vec<usize>> {
-    // A shebang line is not a token (an inner attribute, `#![…]`, is); tree-sitter reads one
-    // behind a byte order mark too.
-    if src.starts_with(b"\xEF\xBB\xBF") || (src.starts_with(b"#!") && !src.starts_with(b"#![")) {
-        return None;
-    }
-    boundaries(src, 0..src.len(), Context::File)
+    Lexed::file(src)?.item_boundaries()
 }
 
 /// The cut of [`item_boundaries`], of `span` of `src` (a file, or the inside of an item's
@@ -79,15 +115,15 @@ pub(super) fn item_boundaries(src: &[u8]) -> Option<Vec<usize>> {
 /// expression statement, in a body a macro call and an empty statement, so it must not be
 /// parsed with the item before it ([`nested_units`] parses no run that starts with one). In a
 /// function's `Block`, a statement's keyword after a `}` begins a statement too.
-fn boundaries(src: &[u8], span: Range<usize>, context: Context) -> Option<Vec<usize>> {
+fn boundaries(lx: &Lexed<'_>, span: Range<usize>, context: Context) -> Option<Vec<usize>> {
+    let src = lx.src;
     let mut bounds = vec![span.start];
     let mut depth = 0usize;
     // After a `}` that closed to the top level: where it ended, until the next token says
     // whether an item begins there.
     let mut after_brace: Option<usize> = None;
-    let mut tokens = Lexemes::new(src, span.clone()).peekable();
+    let mut tokens = lx.tokens(span.clone()).peekable();
     while let Some(token) = tokens.next() {
-        let token = token.ok()?;
         let first = src[token.start];
         if let Some(end) = after_brace.take()
             && (first == b'#'
@@ -95,7 +131,7 @@ fn boundaries(src: &[u8], span: Range<usize>, context: Context) -> Option<Vec<us
                 || (context == Context::Block && STATEMENT_STARTS.contains(&&src[token.clone()]))
                 || (context != Context::File
                     && lex::is_word_byte(first)
-                    && matches!(tokens.peek(), Some(Ok(next)) if src[next.clone()] == *b"!")))
+                    && matches!(tokens.peek(), Some(next) if src[next.clone()] == *b"!")))
         {
             bounds.push(end);
         }
@@ -134,19 +170,31 @@ fn boundaries(src: &[u8], span: Range<usize>, context: Context) -> Option<Vec<us
 /// the body, its item, and the items and bodies that hold those: a pattern none of whose
 /// kinds is one of those ([`super::NESTING_KINDS`]) matches only inside.
 pub(super) fn nested_units(src: &[u8], run: Range<usize>) -> Vec<Segment> {
-    let mut out = Vec::new();
-    nested_units_into(src, run, 0, &mut out);
-    out
+    Lexed::new(src, run.clone()).map_or_else(Vec::new, |lx| lx.nested_units(run))
 }
 
-fn nested_units_into(src: &[u8], run: Range<usize>, depth: usize, out: &mut Vec<Segment>) {
+impl Lexed<'_> {
+    /// [`nested_units`] of `run`, which lies in the lexed span.
+    pub(super) fn nested_units(&self, run: Range<usize>) -> Vec<Segment> {
+        let mut out = Vec::new();
+        nested_units_into(self, run, 0, &mut out);
+        out
+    }
+
+    /// [`statements_in`] `run`, which lies in the lexed span.
+    pub(super) fn statements(&self, run: Range<usize>) -> Vec<Range<usize>> {
+        statements_in(self, run)
+    }
+}
+
+fn nested_units_into(lx: &Lexed<'_>, run: Range<usize>, depth: usize, out: &mut Vec<Segment>) {
     if depth == MAX_NESTING {
         return;
     }
-    let Some(body) = body_of(src, run) else {
+    let Some(body) = body_of(lx, run) else {
         return;
     };
-    let Some(bounds) = boundaries(src, body, Context::Body) else {
+    let Some(bounds) = boundaries(lx, body, Context::Body) else {
         return;
     };
     let members = || bounds.windows(2).map(|w| w[0]..w[1]);
@@ -154,19 +202,19 @@ fn nested_units_into(src: &[u8], run: Range<usize>, depth: usize, out: &mut Vec<
     // what tree-sitter-rust 0.24 may fail on, and its recovery in a whole parse can take in
     // the members around it: then the body is parsed whole, and the error seen.
     if members().any(|m| {
-        let blank = Lexemes::new(src, m.clone()).next().is_none();
-        !blank && !starts_an_item(src, m.clone()) && !is_a_macro_call(src, m)
+        let blank = lx.tokens(m.clone()).next().is_none();
+        !blank && !starts_an_item(lx, m.clone()) && !is_a_macro_call(lx, m)
     }) {
         return;
     }
     for member in members() {
-        if !starts_an_item(src, member.clone()) {
+        if !starts_an_item(lx, member.clone()) {
             continue;
         }
         // Its own members where it has a body, and the rest of it as one unit.
         let mut at = member.start;
         let mut inner = Vec::new();
-        nested_units_into(src, member.clone(), depth + 1, &mut inner);
+        nested_units_into(lx, member.clone(), depth + 1, &mut inner);
         for (segment, unit) in inner {
             if at < segment.start {
                 out.push((at..segment.start, member.clone()));
@@ -180,6 +228,12 @@ fn nested_units_into(src: &[u8], run: Range<usize>, depth: usize, out: &mut Vec<
     }
 }
 
+/// [`Lexed::statements`], lexing `run` alone.
+#[cfg(test)]
+pub(super) fn statements(src: &[u8], run: Range<usize>) -> Vec<Range<usize>> {
+    Lexed::new(src, run.clone()).map_or_else(Vec::new, |lx| lx.statements(run))
+}
+
 /// The runs of statements of the body of the function `run` (a top-level item, or a member
 /// of a body: a unit of [`nested_units`]) that parse alone as they parse in place, sorted;
 /// none when `run` is no function with a body.
@@ -191,17 +245,17 @@ fn nested_units_into(src: &[u8], run: Range<usize>, depth: usize, out: &mut Vec<
 /// (patterns that may be one are kept out: [`super::STATEMENT_NESTING_KINDS`]). Other tails
 /// (`Ok(x)`) would not parse alone, nor would an inner attribute (`#![…]`) at the start of
 /// a parse.
-pub(super) fn statements(src: &[u8], run: Range<usize>) -> Vec<Range<usize>> {
-    let Some(body) = fn_body_of(src, run) else {
+fn statements_in(lx: &Lexed<'_>, run: Range<usize>) -> Vec<Range<usize>> {
+    let Some(body) = fn_body_of(lx, run) else {
         return Vec::new();
     };
-    let Some(bounds) = boundaries(src, body.clone(), Context::Block) else {
+    let Some(bounds) = boundaries(lx, body.clone(), Context::Block) else {
         return Vec::new();
     };
     bounds
         .windows(2)
         .map(|w| w[0]..w[1])
-        .filter(|piece| parses_as_statements(src, piece.clone(), piece.end == body.end))
+        .filter(|piece| parses_as_statements(lx, piece.clone(), piece.end == body.end))
         .collect()
 }
 
@@ -210,8 +264,9 @@ pub(super) fn statements(src: &[u8], run: Range<usize>) -> Vec<Range<usize>> {
 /// `last` piece (the others end where a statement does) or ends with a `;`, is one
 /// expression ending with a block: it starts with `if`, `match`, …, or `{`, and each `}`
 /// that closes to its level is its last token or followed by `else`.
-fn parses_as_statements(src: &[u8], piece: Range<usize>, last: bool) -> bool {
-    let mut tokens = Lexemes::new(src, piece).map_while(Result::ok).peekable();
+fn parses_as_statements(lx: &Lexed<'_>, piece: Range<usize>, last: bool) -> bool {
+    let src = lx.src;
+    let mut tokens = lx.tokens(piece).peekable();
     let Some(first) = tokens.next() else {
         return false;
     };
@@ -245,8 +300,9 @@ fn parses_as_statements(src: &[u8], piece: Range<usize>, last: bool) -> bool {
 
 /// The inside of the braces of the function `run` is (outer attributes, visibility and
 /// qualifiers before it), when those braces end `run`; `None` for anything else.
-fn fn_body_of(src: &[u8], run: Range<usize>) -> Option<Range<usize>> {
-    let mut tokens = Lexemes::new(src, run).map_while(Result::ok);
+fn fn_body_of(lx: &Lexed<'_>, run: Range<usize>) -> Option<Range<usize>> {
+    let src = lx.src;
+    let mut tokens = lx.tokens(run);
     let text = |t: &Range<usize>| &src[t.clone()];
     let mut token = after_attributes(src, &mut tokens)?;
     if text(&token) == b"pub" {
@@ -288,8 +344,9 @@ fn fn_body_of(src: &[u8], run: Range<usize>) -> Option<Range<usize>> {
 /// The inside of the braces of the `impl`, `trait`, `mod` or `extern` block that `run` is
 /// (outer attributes, visibility and `unsafe` before it), when those braces end `run`;
 /// `None` for anything else.
-fn body_of(src: &[u8], run: Range<usize>) -> Option<Range<usize>> {
-    let mut tokens = Lexemes::new(src, run).map_while(Result::ok);
+fn body_of(lx: &Lexed<'_>, run: Range<usize>) -> Option<Range<usize>> {
+    let src = lx.src;
+    let mut tokens = lx.tokens(run);
     let text = |t: &Range<usize>| &src[t.clone()];
     let mut token = after_attributes(src, &mut tokens)?;
     if text(&token) == b"pub" {
@@ -335,8 +392,9 @@ fn body_of(src: &[u8], run: Range<usize>) -> Option<Range<usize>> {
 
 /// Whether `run` starts (after outer and inner attributes) with a word that only starts an
 /// item: not `pub macro` (declarative macros 2.0, which tree-sitter-rust 0.24 does not read).
-fn starts_an_item(src: &[u8], run: Range<usize>) -> bool {
-    let mut tokens = Lexemes::new(src, run).map_while(Result::ok);
+fn starts_an_item(lx: &Lexed<'_>, run: Range<usize>) -> bool {
+    let src = lx.src;
+    let mut tokens = lx.tokens(run);
     let Some(first) = after_attributes(src, &mut tokens) else {
         return false;
     };
@@ -353,8 +411,9 @@ fn starts_an_item(src: &[u8], run: Range<usize>) -> bool {
 }
 
 /// Whether `run` is a macro call (after attributes): a word (or a path's last one), then `!`.
-fn is_a_macro_call(src: &[u8], run: Range<usize>) -> bool {
-    let mut tokens = Lexemes::new(src, run).map_while(Result::ok);
+fn is_a_macro_call(lx: &Lexed<'_>, run: Range<usize>) -> bool {
+    let src = lx.src;
+    let mut tokens = lx.tokens(run);
     let Some(mut token) = after_attributes(src, &mut tokens) else {
         return false;
     };

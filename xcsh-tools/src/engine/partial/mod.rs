@@ -42,7 +42,9 @@
 //! with a block (`match x { … }`), which alone reads as an expression statement around the
 //! same node. A partial tree with a top-level node that runs from one range into the next
 //! (what the next range starts with continuing a statement that ended at a `}`) is thrown
-//! away, though tree-sitter-rust, like rustc, ends such a statement at its `}`.
+//! away, though tree-sitter-rust, like rustc, ends such a statement at its `}`. As for
+//! items, a syntax error in a statement that was not parsed goes unreported (a file's
+//! "had syntax errors" note may name fewer files than a whole parse would).
 //!
 //! `runs_parse_alone_*` and `broad_patterns_find_through_the_cut_*` (tests) check the trees
 //! and the matches against whole parses, on this repository and on a corpus.
@@ -79,7 +81,7 @@ mod lex;
 #[cfg(test)]
 mod tests;
 
-use items::{Segment, item_boundaries, nested_units};
+use items::{Lexed, Segment, item_boundaries, nested_units};
 pub(crate) use lex::{block_comment_end, quote_end, raw_string_end, string_end};
 
 thread_local! {
@@ -190,12 +192,12 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> O
     if anchors.is_empty() {
         return None;
     }
-    let src = text.as_bytes();
-    let bounds = item_boundaries(src)?;
+    // Lexed once: the cut reads the anchored items, bodies and functions again.
+    let lx = Lexed::file(text.as_bytes())?;
+    let bounds = lx.item_boundaries()?;
     anchors.sort_unstable_by_key(|a| a.start);
     let mut units: Vec<Range<usize>> = Vec::with_capacity(anchors.len());
     let mut member_units: Vec<Range<usize>> = Vec::new();
-    let mut statement_units: Vec<Range<usize>> = Vec::new();
     // The inner units of the last top-level run looked into (anchors come in order), and the
     // statements of the last function looked into.
     let mut inner: Option<(usize, Vec<Segment>)> = None;
@@ -211,7 +213,7 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> O
         }
         let segments = match &inner {
             Some((at, segments)) if *at == first => segments,
-            _ => &inner.insert((first, nested_units(src, run.clone()))).1,
+            _ => &inner.insert((first, lx.nested_units(run.clone()))).1,
         };
         let i = segments.partition_point(|(segment, _)| segment.end <= anchor.start);
         let member = match segments.get(i) {
@@ -226,7 +228,7 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> O
             let statements = match &function {
                 Some((at, statements)) if *at == unit => statements,
                 _ => {
-                    let statements = items::statements(src, unit.clone());
+                    let statements = lx.statements(unit.clone());
                     &function.insert((unit.clone(), statements)).1
                 }
             };
@@ -235,7 +237,6 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> O
                 && statement.start <= anchor.start
                 && anchor.end <= statement.end
             {
-                statement_units.push(statement.clone());
                 units.push(statement.clone());
                 continue;
             }
@@ -254,14 +255,11 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> O
             _ => ranges.push(unit),
         }
     }
-    for units in [&mut member_units, &mut statement_units] {
-        units.sort_unstable_by_key(|u| u.start);
-        units.dedup();
-    }
+    member_units.sort_unstable_by_key(|u| u.start);
+    member_units.dedup();
     let cut = Cut {
         ranges,
         inner: member_units,
-        statements: !statement_units.is_empty(),
     };
     ((cut.len() as f64) < WORTH_IT * text.len() as f64).then_some(cut)
 }
@@ -273,8 +271,6 @@ pub(crate) struct Cut {
     pub ranges: Vec<Range<usize>>,
     /// The runs of items of a body among them (parsed as if at the top level), sorted.
     inner: Vec<Range<usize>>,
-    /// Whether some of them are runs of a function's statements.
-    statements: bool,
 }
 
 impl Cut {
@@ -301,8 +297,7 @@ pub(crate) fn parse_ranges(text: &str, cut: &Cut) -> Option<Root> {
         Some(root)
             if !(has_syntax_error(&root)
                 || reads_a_body_as_a_file(root.root().get_inner_node(), &cut.inner)
-                || (cut.statements
-                    && spans_two_ranges(root.root().get_inner_node(), &cut.ranges))) =>
+                || spans_two_ranges(root.root().get_inner_node(), &cut.ranges)) =>
         {
             Some(root)
         }
@@ -311,8 +306,10 @@ pub(crate) fn parse_ranges(text: &str, cut: &Cut) -> Option<Root> {
 }
 
 /// Whether a top-level node of `node` runs on from one of the (sorted) `ranges` into the
-/// next. A run of statements may end with an expression's `}` (`if … { … }`), and what the
-/// next range starts with could continue it there (`* p = 1;`), as it did not in the file.
+/// next: what the next range starts with continued what the range ended with, as it did not
+/// in the file. In valid Rust nothing that starts a range continues a statement ending at a
+/// block's `}` (tree-sitter-rust ends it there, as rustc does), nor an item; but tree-sitter
+/// reads some text rustc rejects (`m! { a } (b);` as one call).
 fn spans_two_ranges(node: tree_sitter::Node<'_>, ranges: &[Range<usize>]) -> bool {
     let mut cursor = node.walk();
     node.children(&mut cursor).any(|n| {
@@ -584,7 +581,6 @@ fn changed_units(
     let mut cut = Cut {
         ranges: Vec::new(),
         inner: Vec::new(),
-        statements: false,
     };
     for (run, inner) in runs {
         match cut.ranges.last_mut() {
