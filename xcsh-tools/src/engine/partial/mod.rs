@@ -382,8 +382,11 @@ pub(crate) fn changed_items_errors(
         // Only items the file already had, reordered or removed: nothing new to parse.
         return Some(ChangedItemsErrors::default());
     }
+    // `None` (parse whole) where two ranges read as one node: joined, they may parse
+    // without the error the file has (`m! { a }` … `.x();`).
     let errors = |text: &str, ranges: &[Range<usize>]| {
         parse_included(text, ranges)
+            .filter(|tree| !spans_two_ranges(tree.root_node(), ranges))
             .map(|tree| super::matching::errors_under(tree.root_node(), text))
     };
     let after_errors = errors(after, &after_ranges)?;
@@ -702,11 +705,14 @@ fn same_cut_outside(
 }
 
 /// Whether the runs of `cut` parse, together and alone, without an error (and no inner run
-/// reads as top-level statements).
+/// reads as top-level statements, and no node runs from one run into the next, which could
+/// hide an error the file has).
 fn units_parse(text: &str, cut: &Cut) -> bool {
     parse_included(text, &cut.ranges).is_some_and(|tree| {
         let root = tree.root_node();
-        !root.has_error() && !reads_a_body_as_a_file(root, &cut.inner)
+        !root.has_error()
+            && !reads_a_body_as_a_file(root, &cut.inner)
+            && !spans_two_ranges(root, &cut.ranges)
     })
 }
 

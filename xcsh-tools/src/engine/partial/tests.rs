@@ -836,6 +836,35 @@ fn a_change_inside_members_is_judged_by_the_members_as_a_whole_parse_would() {
     );
 }
 
+/// Two changed runs that tree-sitter joins into one node when parsed together (a brace macro
+/// call, then a run that starts with `.`: `m! { b }.x();`, a reviewer's case) hide the error
+/// the file has; the guard sees the join and leaves them to a whole parse.
+#[test]
+fn changed_runs_read_as_one_node_are_not_judged_together() {
+    let pad: String = (0..400).map(|i| format!("fn pad_{i}() {{}}\n")).collect();
+    let src = format!("m! {{ a }}\n{pad}const A: u8 = 0;\nconst C: u8 = 1;\n");
+    assert!(super::super::matching::syntax_errors(&src, Lang::Rust).is_empty());
+    let c = src.find("const C: u8 = 1").unwrap();
+    let (after, replaced) = replace_in(&src, &[(5..6, "b"), (c..c + 15, ".x()")]);
+    assert!(after.starts_with("m! { b }") && after.ends_with("\n.x();\n"));
+    assert!(!super::super::matching::syntax_errors(&after, Lang::Rust).is_empty());
+    let bounds = item_boundaries(after.as_bytes()).unwrap();
+    let x = after.rfind(".x").unwrap();
+    let i = bounds.partition_point(|&b| b <= x);
+    let last = bounds[i - 1]..bounds[i];
+    let joined = parse_included(&after, &[0..bounds[1], last.clone()]).unwrap();
+    assert!(
+        spans_two_ranges(joined.root_node(), &[0..bounds[1], last]),
+        "tree-sitter no longer joins them: {}",
+        joined.root_node().to_sexp()
+    );
+    let verdict = changed_items_errors(&src, &after, &replaced, &|_| true);
+    assert!(
+        verdict.as_ref().is_none_or(|found| !found.after.is_empty()),
+        "judged clean: {verdict:?}"
+    );
+}
+
 /// Changes whose text is inside one item but that change how the text around it reads (a
 /// reviewer's cases): a block comment's opener deleted (its closer is code now, in the next
 /// item), an item's continuation deleted (the item before loses its `;`), at the top level and
