@@ -180,11 +180,6 @@ impl Lexed<'_> {
         nested_units_into(self, run, 0, &mut out);
         out
     }
-
-    /// [`statements_in`] `run`, which lies in the lexed span.
-    pub(super) fn statements(&self, run: Range<usize>) -> Vec<Range<usize>> {
-        statements_in(self, run)
-    }
 }
 
 fn nested_units_into(lx: &Lexed<'_>, run: Range<usize>, depth: usize, out: &mut Vec<Segment>) {
@@ -234,29 +229,31 @@ pub(super) fn statements(src: &[u8], run: Range<usize>) -> Vec<Range<usize>> {
     Lexed::new(src, run.clone()).map_or_else(Vec::new, |lx| lx.statements(run))
 }
 
-/// The runs of statements of the body of the function `run` (a top-level item, or a member
-/// of a body: a unit of [`nested_units`]) that parse alone as they parse in place, sorted;
-/// none when `run` is no function with a body.
-///
-/// A block holds what a file holds (`repeat(_statement)` in tree-sitter-rust 0.24), and one
-/// tail expression: so a run of whole statements parses alone as it parses in place, and a
-/// tail does too when it is an expression ending with a block (`if`, `match`, …, to its
-/// `}`), which at the top level reads as an expression statement around the same node
-/// (patterns that may be one are kept out: [`super::STATEMENT_NESTING_KINDS`]). Other tails
-/// (`Ok(x)`) would not parse alone, nor would an inner attribute (`#![…]`) at the start of
-/// a parse.
-fn statements_in(lx: &Lexed<'_>, run: Range<usize>) -> Vec<Range<usize>> {
-    let Some(body) = fn_body_of(lx, run) else {
-        return Vec::new();
-    };
-    let Some(bounds) = boundaries(lx, body.clone(), Context::Block) else {
-        return Vec::new();
-    };
-    bounds
-        .windows(2)
-        .map(|w| w[0]..w[1])
-        .filter(|piece| parses_as_statements(lx, piece.clone(), piece.end == body.end))
-        .collect()
+impl Lexed<'_> {
+    /// The runs of statements of the body of the function `run` (a top-level item, or a member
+    /// of a body: a unit of [`nested_units`]) that parse alone as they parse in place, sorted;
+    /// none when `run` is no function with a body.
+    ///
+    /// A block holds what a file holds (`repeat(_statement)` in tree-sitter-rust 0.24), and one
+    /// tail expression: so a run of whole statements parses alone as it parses in place, and a
+    /// tail does too when it is an expression ending with a block (`if`, `match`, …, to its
+    /// `}`), which at the top level reads as an expression statement around the same node
+    /// (patterns that may be one are kept out: [`super::STATEMENT_NESTING_KINDS`]). Other tails
+    /// (`Ok(x)`) would not parse alone, nor would an inner attribute (`#![…]`) at the start of
+    /// a parse.
+    pub(super) fn statements(&self, run: Range<usize>) -> Vec<Range<usize>> {
+        let Some(body) = fn_body_of(self, run) else {
+            return Vec::new();
+        };
+        let Some(bounds) = boundaries(self, body.clone(), Context::Block) else {
+            return Vec::new();
+        };
+        bounds
+            .windows(2)
+            .map(|w| w[0]..w[1])
+            .filter(|piece| parses_as_statements(self, piece.clone(), piece.end == body.end))
+            .collect()
+    }
 }
 
 /// Whether `piece` of a block (one of [`boundaries`]'s runs) parses alone as in place: it

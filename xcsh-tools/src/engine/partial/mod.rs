@@ -286,7 +286,7 @@ impl Cut {
 /// `a::m!(x);` after a `}`, `#! [attr]`). `None` only when
 /// tree-sitter gives up, as [`super::matching::parse`].
 pub(crate) fn parse_ranges(text: &str, cut: &Cut) -> Option<Root> {
-    let root = parse_included(text, &cut.ranges).map(|tree| {
+    let root = parse_apart(text, &cut.ranges).map(|tree| {
         AstGrep::doc(StrDoc {
             src: text.to_owned(),
             lang: SupportLang::Rust,
@@ -296,8 +296,7 @@ pub(crate) fn parse_ranges(text: &str, cut: &Cut) -> Option<Root> {
     match root {
         Some(root)
             if !(has_syntax_error(&root)
-                || reads_a_body_as_a_file(root.root().get_inner_node(), &cut.inner)
-                || spans_two_ranges(root.root().get_inner_node(), &cut.ranges)) =>
+                || reads_a_body_as_a_file(root.root().get_inner_node(), &cut.inner)) =>
         {
             Some(root)
         }
@@ -382,12 +381,8 @@ pub(crate) fn changed_items_errors(
         // Only items the file already had, reordered or removed: nothing new to parse.
         return Some(ChangedItemsErrors::default());
     }
-    // `None` (parse whole) where two ranges read as one node: joined, they may parse
-    // without the error the file has (`m! { a }` … `.x();`).
     let errors = |text: &str, ranges: &[Range<usize>]| {
-        parse_included(text, ranges)
-            .filter(|tree| !spans_two_ranges(tree.root_node(), ranges))
-            .map(|tree| super::matching::errors_under(tree.root_node(), text))
+        parse_apart(text, ranges).map(|tree| super::matching::errors_under(tree.root_node(), text))
     };
     let after_errors = errors(after, &after_ranges)?;
     if after_errors.is_empty() {
@@ -708,11 +703,9 @@ fn same_cut_outside(
 /// reads as top-level statements, and no node runs from one run into the next, which could
 /// hide an error the file has).
 fn units_parse(text: &str, cut: &Cut) -> bool {
-    parse_included(text, &cut.ranges).is_some_and(|tree| {
+    parse_apart(text, &cut.ranges).is_some_and(|tree| {
         let root = tree.root_node();
-        !root.has_error()
-            && !reads_a_body_as_a_file(root, &cut.inner)
-            && !spans_two_ranges(root, &cut.ranges)
+        !root.has_error() && !reads_a_body_as_a_file(root, &cut.inner)
     })
 }
 
@@ -755,6 +748,13 @@ fn touched(
     let len = of.last().map_or(0, |(r, _)| r.end);
     let covered: usize = ranges.iter().map(ExactSizeIterator::len).sum();
     ((covered as f64) < WORTH_IT * len as f64).then_some(ranges)
+}
+
+/// [`parse_included`], or `None` when a node of it runs from one of the ranges into the next
+/// ([`spans_two_ranges`]): such a tree is not what the file's parse has there, and can hide
+/// an error the file has. Every use of a tree of several ranges goes through here.
+fn parse_apart(text: &str, ranges: &[Range<usize>]) -> Option<tree_sitter::Tree> {
+    parse_included(text, ranges).filter(|tree| !spans_two_ranges(tree.root_node(), ranges))
 }
 
 /// tree-sitter's parse of only `ranges` of Rust `text`, with this thread's parser.
