@@ -227,8 +227,10 @@ pub fn pattern_compile(data: &[u8]) {
     if let Ok(plan) = engine::plan_edits(&scope, &request, &Control::default()) {
         let _ = render_preview(&plan, 4096);
         for file in &plan.files {
-            for r in &file.replacements {
-                let _ = (file.before(r), file.after(r));
+            if let Ok(original) = file.read_original() {
+                for r in &file.replacements {
+                    let _ = (file.before(r, &original), file.after(r));
+                }
             }
             let _ = engine::preview::unified_diff(file);
         }

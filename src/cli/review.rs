@@ -101,13 +101,18 @@ pub(crate) fn review(plan: &EditPlan) -> Result<Review, Failure> {
 
 /// Asks about each replacement of `file`: its line, and the text it replaces and puts.
 fn split(file: &FileEdit) -> Result<Split, Failure> {
+    let original = file.read_original().map_err(|stale| {
+        Failure(format!(
+            "{stale}: its replacements cannot be shown. Nothing was written: run the command again."
+        ))
+    })?;
     let n = file.replacements.len();
     let mut chosen = Vec::new();
     for (i, r) in file.replacements.iter().enumerate() {
         {
             let mut out = anstream::stdout().lock();
             let mut hunk = format!("@@ {}:{} @@\n", file.display, r.line);
-            for line in file.before(r).lines() {
+            for line in file.before(r, &original).lines() {
                 hunk.push_str(&format!("-{line}\n"));
             }
             for line in file.after(r).lines() {

@@ -405,7 +405,7 @@ fn several_ops_run_on_the_original_tree_and_merge_in_order() {
     let summary: Vec<_> = file
         .replacements
         .iter()
-        .map(|r| (r.op, r.line, r.column, file.before(r), file.after(r)))
+        .map(|r| (r.op, r.line, r.column, file.before(r, src), file.after(r)))
         .collect();
     assert_eq!(
         summary,

@@ -8,8 +8,10 @@
 //! CLI rewrites them, and listed.
 //!
 //! Only what apply and the preview need is kept per changed file: the fingerprint of what was
-//! read and the replacements (range, position, replaced and inserted text) — never the file's
-//! original or new contents, which can be megabytes per file and hundreds of files per plan.
+//! read and the replacements (range, position, inserted text) — never the file's original or
+//! new contents, which can be megabytes per file and hundreds of files per plan, nor the text
+//! each replacement removes (a rewrite of whole function bodies would hold every body twice):
+//! that is read from the original when shown ([`FileEdit::before`]).
 //! The new contents are made again when needed, from the original read again and checked
 //! against the fingerprint: one file at a time to show a diff, and by the `ChangeSet` at apply
 //! time (see [`FileEdit::splices`]).
@@ -65,7 +67,7 @@ pub struct EditRequest {
 }
 
 /// One replacement in a [`FileEdit`]. Its texts are read through the file:
-/// [`FileEdit::before`] and [`FileEdit::after`].
+/// [`FileEdit::before`] (from the original) and [`FileEdit::after`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Replacement {
     /// Index of the op that made it (`ops[op]`).
@@ -79,8 +81,6 @@ pub struct Replacement {
     /// Byte range of the replacement text in the new contents
     /// ([`FileEdit::new_contents`]).
     pub new_range: Range<usize>,
-    /// Where its original text starts in `FileEdit::removed`.
-    removed_at: usize,
     /// Where its new text starts in `FileEdit::inserted`.
     inserted_at: usize,
 }
@@ -103,19 +103,36 @@ pub struct FileEdit {
     pub fingerprint: Fingerprint,
     /// The replacements, in source order.
     pub replacements: Vec<Replacement>,
-    /// The original text of every replacement, concatenated in order.
-    removed: String,
     /// The new text of every replacement, concatenated in order.
     inserted: String,
 }
 
 impl FileEdit {
-    /// The original text that `r` replaces.
+    /// The original text that `r` replaces, in `original`: the text the plan read (from
+    /// [`read_original`](Self::read_original)). The plan does not keep it: a rewrite of whole
+    /// function bodies in a thousand files would hold every body twice.
+    ///
+    /// ```
+    /// # use xcsh_tools::engine::{self, Control, EditRequest, Op, Scope};
+    /// # use xcsh_tools::workspace::Workspace;
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.py"), "print(1)\n")?;
+    /// # let ws = Workspace::new(dir.path())?;
+    /// # let request = EditRequest { ops: vec![Op::new("print($A)", "log($A)")], ..Default::default() };
+    /// let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())?;
+    /// let file = &plan.files[0];
+    /// let original = file.read_original()?;
+    /// let r = &file.replacements[0];
+    /// assert_eq!((file.before(r, &original), file.after(r)), ("print(1)", "log(1)"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Panics
-    /// If `r` is not one of this file's replacements.
-    pub fn before(&self, r: &Replacement) -> &str {
-        &self.removed[r.removed_at..r.removed_at + r.range.len()]
+    /// If `original` is shorter than the plan's text, or `r.range` does not fall on its
+    /// character boundaries (`r` is not one of this file's replacements, or `original` not
+    /// the text the plan read).
+    pub fn before<'a>(&self, r: &Replacement, original: &'a str) -> &'a str {
+        &original[r.range.clone()]
     }
 
     /// The text `r` puts in its place.
@@ -211,7 +228,8 @@ impl FileEdit {
     /// Splices the replacements into `original`, which is the text the plan read (checked by
     /// the caller).
     pub(super) fn splice_into(&self, original: &str) -> String {
-        let len = original.len() + self.inserted.len() - self.removed.len();
+        let removed: usize = self.replacements.iter().map(|r| r.range.len()).sum();
+        let len = original.len() + self.inserted.len() - removed;
         let edits = self.replacements.iter().map(|r| (&r.range, self.after(r)));
         spliced(original, 0..original.len(), edits, len)
     }
@@ -221,10 +239,8 @@ impl FileEdit {
         let Some(cut) = self.replacements.get(n) else {
             return;
         };
-        self.removed.truncate(cut.removed_at);
         self.inserted.truncate(cut.inserted_at);
         self.replacements.truncate(n);
-        self.removed.shrink_to_fit();
         self.inserted.shrink_to_fit();
         self.replacements.shrink_to_fit();
     }
@@ -296,14 +312,12 @@ struct RawEdit {
 
 struct Built {
     replacements: Vec<Replacement>,
-    removed: String,
     inserted: String,
 }
 
 /// Records sorted, non-overlapping `edits` of `src`: where each one is and lands, and the
-/// text it removes and inserts.
+/// text it inserts.
 fn build(src: &str, edits: Vec<RawEdit>) -> Built {
-    let mut removed = String::with_capacity(edits.iter().map(|e| e.range.len()).sum());
     let mut inserted = String::with_capacity(edits.iter().map(|e| e.text.len()).sum());
     let mut replacements = Vec::with_capacity(edits.len());
     let mut lines = LineCounter::new(src);
@@ -311,8 +325,6 @@ fn build(src: &str, edits: Vec<RawEdit>) -> Built {
     let mut shift: isize = 0;
     for edit in edits {
         let (line, column) = lines.position(edit.range.start);
-        let removed_at = removed.len();
-        removed.push_str(&src[edit.range.clone()]);
         let inserted_at = inserted.len();
         inserted.push_str(&edit.text);
         let start = edit.range.start.saturating_add_signed(shift);
@@ -322,14 +334,12 @@ fn build(src: &str, edits: Vec<RawEdit>) -> Built {
             column,
             range: edit.range.clone(),
             new_range: start..start + edit.text.len(),
-            removed_at,
             inserted_at,
         });
         shift += edit.text.len() as isize - edit.range.len() as isize;
     }
     Built {
         replacements,
-        removed,
         inserted,
     }
 }
@@ -469,7 +479,6 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
         lang: c.lang,
         fingerprint,
         replacements: built.replacements,
-        removed: built.removed,
         inserted: built.inserted,
     }));
     result
@@ -645,7 +654,7 @@ pub(super) fn drop_beyond_limit<V>(
 /// assert_eq!(plan.files[0].display, "a.py");
 /// let r = &plan.files[0].replacements[0];
 /// assert_eq!((r.line, r.column), (1, 4));
-/// assert_eq!(plan.files[0].before(r), "x == None");
+/// assert_eq!(plan.files[0].before(r, "if x == None:\n    pass\n"), "x == None");
 /// assert_eq!(plan.files[0].after(r), "x is None");
 /// assert_eq!(plan.limit.map(|l| l.found), Some(2));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -782,7 +791,6 @@ mod tests {
             lang: Lang::Rust,
             fingerprint: Fingerprint::of(src),
             replacements: built.replacements,
-            removed: built.removed,
             inserted: built.inserted,
         };
         let positions: Vec<_> = file
@@ -794,7 +802,7 @@ mod tests {
         let texts: Vec<_> = file
             .replacements
             .iter()
-            .map(|r| (file.before(r), file.after(r)))
+            .map(|r| (file.before(r, src), file.after(r)))
             .collect();
         assert_eq!(texts, [("ab", "X"), ("fg", "YYY"), ("hi", "")]);
         let new = file.new_contents(src).expect("the original");
@@ -820,7 +828,7 @@ mod tests {
         assert_eq!(cut.new_contents(src).unwrap(), "X\r\ncdé YYY\nhi");
         assert_eq!(cut.replacements.len(), 2);
         assert_eq!(cut.after(&cut.replacements[1]), "YYY");
-        assert_eq!(cut.before(&cut.replacements[1]), "fg");
+        assert_eq!(cut.before(&cut.replacements[1], src), "fg");
     }
 
     #[test]

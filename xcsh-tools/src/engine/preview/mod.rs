@@ -125,7 +125,8 @@ pub struct ReplacementDetail {
     pub line: usize,
     /// 1-based column, in characters.
     pub column: usize,
-    /// The replaced text (shortened to the requested length, with `…`).
+    /// The replaced text (shortened to the requested length, with `…`), read from the
+    /// file; empty when the file changed since the plan read it (a warning says so).
     pub before: String,
     /// The new text (shortened likewise).
     pub after: String,
@@ -161,7 +162,8 @@ pub struct Details {
 }
 
 /// The plan as serialisable details; `before`/`after` texts are cut to `max_text_chars`
-/// characters each (`None` keeps them whole).
+/// characters each (`None` keeps them whole). Each changed file is read again for its
+/// `before` texts.
 ///
 /// ```
 /// # use xcsh_tools::engine::{self, Control, EditRequest, Op, Scope};
@@ -172,6 +174,7 @@ pub struct Details {
 /// # let request = EditRequest { ops: vec![Op::new("print($A)", "log($A)")], ..Default::default() };
 /// let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())?;
 /// let json = serde_json::to_value(engine::preview::details(&plan, Some(200)))?;
+/// assert_eq!(json["files"][0]["replacements"][0]["before"], "print(1)");
 /// assert_eq!(json["files"][0]["replacements"][0]["after"], "log(1)");
 /// assert_eq!(json["totals"]["replacements"], 1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -181,11 +184,21 @@ pub fn details(plan: &EditPlan, max_text_chars: Option<usize>) -> Details {
         Some(max) => shorten(s, max),
         None => s.to_owned(),
     };
-    Details {
-        files: plan
-            .files
-            .iter()
-            .map(|file| FileDetails {
+    let mut warnings = plan.warnings.clone();
+    let files = plan
+        .files
+        .iter()
+        .map(|file| {
+            // The replaced texts are read from the file, one file at a time (the plan keeps
+            // only the new ones).
+            let original = file.read_original();
+            if let Err(stale) = &original {
+                warnings.push(format!(
+                    "{stale}: the text its replacements replace is not shown, and apply will refuse it: preview again"
+                ));
+            }
+            let original = original.as_deref().ok();
+            FileDetails {
                 file: file.display.clone(),
                 replacements: file
                     .replacements
@@ -194,17 +207,20 @@ pub fn details(plan: &EditPlan, max_text_chars: Option<usize>) -> Details {
                         op: r.op,
                         line: r.line,
                         column: r.column,
-                        before: cut(file.before(r)),
+                        before: original.map_or_else(String::new, |o| cut(file.before(r, o))),
                         after: cut(file.after(r)),
                     })
                     .collect(),
-            })
-            .collect(),
+            }
+        })
+        .collect();
+    Details {
+        files,
         totals: plan.totals,
         limit: plan.limit,
         matches_per_op: plan.matches_per_op.clone(),
         parse_errors: plan.parse_errors.clone(),
         skipped: plan.skipped.clone(),
-        warnings: plan.warnings.clone(),
+        warnings,
     }
 }
