@@ -1020,6 +1020,17 @@ fn a_file_changed_before_its_diff_is_rendered_is_named_instead() {
             note
         )
     );
+    // The details name it too; its replaced texts, read from the file, are not shown.
+    let details = serde_json::to_value(engine::preview::details(&plan, None)).expect("json");
+    assert_eq!(details["files"][0]["replacements"][0]["before"], "");
+    assert_eq!(details["files"][0]["replacements"][0]["after"], "log(1)");
+    assert_eq!(details["files"][1]["replacements"][0]["before"], "print(2)");
+    assert_eq!(
+        details["warnings"],
+        serde_json::json!([
+            "`a.py` (modified since it was read): the text its replacements replace is not shown, and apply will refuse it: preview again"
+        ])
+    );
 
     std::fs::remove_file(dir.path().join("a.py")).expect("rm");
     let stale = engine::preview::try_unified_diff(a).expect_err("stale");
