@@ -149,10 +149,11 @@ pub enum SyntaxVerdict {
     /// The result parses without an error.
     Parses,
     /// Every top-level item the change touches parses (or, for a change inside members of
-    /// `impl`, `trait`, `mod` or `extern` bodies, every member it touches), and the rest of
-    /// the file is as it was, so the change introduces no error (whether the untouched items
-    /// parse was not checked). Rust files over 4 KiB, cut into items as the engine's partial
-    /// parses cut them: the guard parses what changed, not the whole file.
+    /// `impl`, `trait`, `mod` or `extern` bodies, every member it touches, and for a change
+    /// inside the statements of a function's body, those statements), and the rest of the
+    /// file is as it was and reads as it did, so the change introduces no error (whether the
+    /// untouched parts parse was not checked). Rust files over 4 KiB, cut as the engine's
+    /// partial parses cut them: the guard parses what changed, not the whole file.
     ChangesParse,
     /// The result has syntax errors, all of which the original had too.
     StillBroken {
@@ -161,7 +162,9 @@ pub enum SyntaxVerdict {
         errors: usize,
     },
     /// The change introduces these errors (the first few; `more` counts the rest). In a Rust
-    /// file over 4 KiB they are found in the items the change touches, each parsed alone.
+    /// file over 4 KiB they are found in what the change touches (items, members or
+    /// statements, as for [`ChangesParse`](Self::ChangesParse)), parsed alone; a bracket the
+    /// change leaves open or closes twice is told without a parse (`` `}` expected ``).
     Introduced {
         /// The first introduced errors, in file order.
         errors: Vec<SyntaxError>,

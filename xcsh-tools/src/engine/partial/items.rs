@@ -242,25 +242,37 @@ impl Lexed<'_> {
     /// (`Ok(x)`) would not parse alone, nor would an inner attribute (`#![…]`) at the start of
     /// a parse.
     pub(super) fn statements(&self, run: Range<usize>) -> Vec<Range<usize>> {
-        let Some(body) = fn_body_of(self, run) else {
+        let Some(bounds) = self.statement_boundaries(run) else {
             return Vec::new();
         };
-        let Some(bounds) = boundaries(self, body.clone(), Context::Block) else {
-            return Vec::new();
-        };
+        let end = bounds.last().copied().unwrap_or_default();
         bounds
             .windows(2)
             .map(|w| w[0]..w[1])
-            .filter(|piece| parses_as_statements(self, piece.clone(), piece.end == body.end))
+            .filter(|piece| parses_as_statements(self, piece.clone(), piece.end == end))
             .collect()
     }
+
+    /// Where the body of the function `run` is cut into pieces, the runs of
+    /// [`statements`](Self::statements) before some are left out: the body's start, each
+    /// boundary between statements, and its end. `None` when `run` is no function with a
+    /// body, or its body does not cut. Two texts whose pieces outside a run are the same are
+    /// read the same way there (the syntax guard compares them).
+    pub(super) fn statement_boundaries(&self, run: Range<usize>) -> Option<Vec<usize>> {
+        boundaries(self, fn_body_of(self, run)?, Context::Block)
+    }
+}
+
+/// [`Lexed::statement_boundaries`], lexing `run` alone.
+pub(super) fn statement_boundaries(src: &[u8], run: Range<usize>) -> Option<Vec<usize>> {
+    Lexed::new(src, run.clone())?.statement_boundaries(run)
 }
 
 /// Whether `piece` of a block (one of [`boundaries`]'s runs) parses alone as in place: it
 /// has a token, does not start with an inner attribute, and unless it is not the block's
 /// `last` piece (the others end where a statement does) or ends with a `;`, is one
 /// expression ending with a block: it starts with `if`, `match`, …, or `{`, and each `}`
-/// that closes to its level is its last token or followed by `else`.
+/// that closes to its level is its last token or, in an `if`, followed by `else`.
 fn parses_as_statements(lx: &Lexed<'_>, piece: Range<usize>, last: bool) -> bool {
     let src = lx.src;
     let mut tokens = lx.tokens(piece).peekable();
@@ -275,6 +287,7 @@ fn parses_as_statements(lx: &Lexed<'_>, piece: Range<usize>, last: bool) -> bool
         return true;
     }
     let mut depth = usize::from(text(&first) == b"{");
+    let chain = text(&first) == b"if";
     if depth == 0 && !BLOCK_EXPRESSION_STARTS.contains(&text(&first)) {
         // A tail that is no block-like expression, unless it is `… ;` after all.
         return tokens.last().is_some_and(|t| text(&t) == b";");
@@ -285,7 +298,12 @@ fn parses_as_statements(lx: &Lexed<'_>, piece: Range<usize>, last: bool) -> bool
             b')' | b']' => depth = depth.saturating_sub(1),
             b'}' => {
                 depth = depth.saturating_sub(1);
-                if depth == 0 && tokens.peek().is_some_and(|t| text(t) != b"else") {
+                // Only an `if` goes on past its block, with `else`.
+                if depth == 0
+                    && tokens
+                        .peek()
+                        .is_some_and(|t| !(chain && text(t) == b"else"))
+                {
                     return false;
                 }
             }

@@ -72,6 +72,52 @@ impl Lexemes<'_> {
     }
 }
 
+/// Where the brackets of a span of Rust stop balancing ([`unbalanced`]).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Unbalanced {
+    /// A `)`, `]` or `}` with no bracket open.
+    Unexpected(Range<usize>),
+    /// The closer of the bracket opened last is needed `at` the end of a token: before a
+    /// closer of another kind, or at the end of the span.
+    Missing { at: usize, closer: &'static str },
+}
+
+/// Where the brackets of `span` of Rust `src`, outside literals and comments, stop
+/// balancing; `None` when they balance or the span does not lex. Every bracket of Rust
+/// closes, in a macro call's tokens too: a span of a file that does not balance is a syntax
+/// error, whatever a parser's recovery makes of it.
+pub(super) fn unbalanced(src: &[u8], span: Range<usize>) -> Option<Unbalanced> {
+    let closer_of = |opener: u8| match opener {
+        b'(' => ")",
+        b'[' => "]",
+        _ => "}",
+    };
+    let mut open: Vec<u8> = Vec::new();
+    let mut last_end = span.start;
+    for token in Lexemes::new(src, span) {
+        let token = token.ok()?;
+        match src[token.start] {
+            b @ (b'(' | b'[' | b'{') => open.push(b),
+            b @ (b')' | b']' | b'}') => match open.pop() {
+                Some(opener) if closer_of(opener).as_bytes() == [b] => {}
+                Some(opener) => {
+                    return Some(Unbalanced::Missing {
+                        at: last_end,
+                        closer: closer_of(opener),
+                    });
+                }
+                None => return Some(Unbalanced::Unexpected(token)),
+            },
+            _ => {}
+        }
+        last_end = token.end;
+    }
+    Some(Unbalanced::Missing {
+        at: last_end,
+        closer: closer_of(*open.last()?),
+    })
+}
+
 /// Letters, digits, `_` and any byte of a non-ASCII character: the bytes of identifiers,
 /// keywords and number literals (a non-ASCII whitespace character read as a word only
 /// keeps items together).

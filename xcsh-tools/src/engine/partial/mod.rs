@@ -46,6 +46,12 @@
 //! items, a syntax error in a statement that was not parsed goes unreported (a file's
 //! "had syntax errors" note may name fewer files than a whole parse would).
 //!
+//! **The syntax guard** ([`changed_items_errors`]) cuts a changed file the same way: it
+//! parses, in the result and where an error may be old in the original, only the statements,
+//! members or items a change is in, when the text around them is cut as it was; and a change
+//! that leaves a bracket open (a `}` swallowed by a `// comment`) is told by the lexer, not
+//! by a parse whose recovery would run over the rest of the function.
+//!
 //! `runs_parse_alone_*` and `broad_patterns_find_through_the_cut_*` (tests) check the trees
 //! and the matches against whole parses, on this repository and on a corpus.
 //!
@@ -81,7 +87,7 @@ mod lex;
 #[cfg(test)]
 mod tests;
 
-use items::{Lexed, Segment, item_boundaries, nested_units};
+use items::{Lexed, Segment, item_boundaries, nested_units, statement_boundaries};
 pub(crate) use lex::{block_comment_end, quote_end, raw_string_end, string_end};
 
 thread_local! {
@@ -367,13 +373,11 @@ pub(crate) fn changed_items_errors(
     let Some(after_items) = items(after) else {
         return broken_groups_errors(before, after, replaced, may_be_old);
     };
-    // A change inside methods (members of `impl`, `trait`, `mod` and `extern` bodies): when
-    // those members parse alone, nothing else need be parsed, nor the original lexed.
-    if let Some(units) = changed_units(after, &after_items, replaced)
-        && same_cut_outside(before, after, &after_items, &units, replaced)
-        && units_parse(after, &units)
-    {
-        return Some(ChangedItemsErrors::default());
+    // A change inside statements or methods: only the runs around it are parsed, in the
+    // result and, for errors that may be old, in the original. A whole item in error recovery
+    // can cost a hundred times its clean parse (a test function of 200 KB).
+    if let Some(found) = changed_units_errors(before, after, &after_items, replaced, may_be_old) {
+        return Some(found);
     }
     let before_items = items(before).unwrap_or_default();
     let after_ranges = touched(&after_items, &before_items)?;
@@ -428,7 +432,24 @@ fn broken_groups_errors(
         parse_in(text, &[range]).map(|tree| super::matching::errors_under(tree.root_node(), text))
     };
     let mut found = ChangedItemsErrors::default();
+    // With several runs, brackets can move from one to another (a `}` deleted in one, added
+    // in the next) and the file still balance, while each run alone does not: then the runs
+    // alone say nothing of the file. Unless its brackets do not balance either.
+    let unbalanced = lex::unbalanced(after.as_bytes(), 0..after.len()).is_some();
+    if was.len() > 1 && !unbalanced {
+        return None;
+    }
     for (was, now) in was.into_iter().zip(now) {
+        // Brackets the change left open (a `}` swallowed by a `// comment`) or closed twice,
+        // in a run whose brackets balanced: the error, told without a parse, whose recovery
+        // over the rest of a large function is what costs (200 ms for 200 KB).
+        if unbalanced
+            && let Some(error) = unbalanced_error(after, now.start_byte..now.end_byte)
+            && lex::unbalanced(before.as_bytes(), was.start_byte..was.end_byte).is_none()
+        {
+            found.after.push(error);
+            continue;
+        }
         let after_errors = errors(after, now)?;
         if after_errors.is_empty() {
             continue;
@@ -439,6 +460,27 @@ fn broken_groups_errors(
         found.after.extend(after_errors);
     }
     (!found.after.is_empty()).then_some(found)
+}
+
+/// [`lex::unbalanced`] of `span` of Rust `text`, as the syntax error a parse reports: an
+/// unexpected closer, or a missing one.
+fn unbalanced_error(text: &str, span: Range<usize>) -> Option<super::SyntaxErrorNode> {
+    Some(match lex::unbalanced(text.as_bytes(), span)? {
+        lex::Unbalanced::Unexpected(token) => super::SyntaxErrorNode {
+            missing: false,
+            text: text[token.clone()].to_owned(),
+            byte: token.start,
+            end: token.end,
+            leaves: vec![token],
+        },
+        lex::Unbalanced::Missing { at, closer } => super::SyntaxErrorNode {
+            missing: true,
+            text: closer.to_owned(),
+            byte: at,
+            end: at,
+            leaves: Vec::new(),
+        },
+    })
 }
 
 /// The runs of items (between `bounds`, as [`item_boundaries`] gives them) that `replaced`
@@ -521,22 +563,26 @@ fn strictly_inside(runs: &[Range<usize>], at: usize) -> bool {
 }
 
 /// The smallest runs of `after` (of Rust that lexes into the top-level `items`) that hold
-/// everything `replaced` put there: for a replacement inside one member of an `impl`,
+/// everything `replaced` put there: for a replacement inside the statements of a function's
+/// body, those statements ([`Lexed::statements`]); else, inside one member of an `impl`,
 /// `trait`, `mod` or `extern` body, that member's unit ([`nested_units`], an inner run of
 /// the cut); else its whole top-level item (or items). `None` when the replacements do not
 /// fit the text (not the result of `replaced`).
 ///
 /// The text outside these runs is the original's, and each run parses alone as in the file
 /// (the cut's premise, which `runs_parse_alone_*` check): so when the runs parse without an
-/// error, the change introduces none.
+/// error, the change introduces none, and when they parse with errors, those are the
+/// file's errors at the change.
 fn changed_units(
     after: &str,
     items: &[(Range<usize>, &str)],
     replaced: &[Replaced],
-) -> Option<Cut> {
+) -> Option<ChangedUnits> {
     let src = after.as_bytes();
     let mut runs: Vec<(Range<usize>, bool)> = Vec::new();
+    let mut bodies: Vec<Range<usize>> = Vec::new();
     let mut segments: Option<(usize, Vec<Segment>)> = None;
+    let mut statements: Option<(Range<usize>, Vec<Range<usize>>)> = None;
     for (start, end, _) in placed(replaced)? {
         if end > after.len() {
             return None;
@@ -560,19 +606,38 @@ fn changed_units(
         }
         let (_, of_item) = segments.as_ref()?;
         // The segments holding the replacement's text (an empty one: those it touches).
-        let holding = of_item.iter().filter(|(segment, _)| {
-            if start == end {
-                segment.start <= start && start <= segment.end
-            } else {
-                segment.start < end && start < segment.end
-            }
-        });
+        let holding = of_item
+            .iter()
+            .filter(|(segment, _)| touches(segment, start, end));
         let mut units = holding.map(|(_, unit)| unit.clone()).collect::<Vec<_>>();
         units.dedup();
-        match units.as_slice() {
-            [unit] if *unit != item => runs.push((unit.clone(), true)),
-            _ => runs.push((item, false)),
+        let (unit, inner) = match units.as_slice() {
+            [unit] if *unit != item => (unit.clone(), true),
+            [] => (item, false),
+            [unit] => (unit.clone(), false),
+            _ => {
+                runs.push((item, false));
+                continue;
+            }
+        };
+        // Inside the unit, when it is a function: the statements holding the replacement.
+        if statements.as_ref().is_none_or(|(f, _)| *f != unit) {
+            let of_unit = Lexed::new(src, unit.clone())
+                .map_or_else(Vec::new, |lx| lx.statements(unit.clone()));
+            statements = Some((unit.clone(), of_unit));
         }
+        let (_, of_unit) = statements.as_ref()?;
+        if let Some(run) = contiguous(of_unit.iter().filter(|s| touches(s, start, end)))
+            && run.start <= start
+            && end <= run.end
+        {
+            runs.push((run, false));
+            if bodies.last() != Some(&unit) {
+                bodies.push(unit);
+            }
+            continue;
+        }
+        runs.push((unit, inner));
     }
     // Outer runs first, then the runs inside them dropped.
     runs.sort_by(|(a, _), (b, _)| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
@@ -598,25 +663,61 @@ fn changed_units(
         }
         cut.ranges.push(run);
     }
-    Some(cut)
+    bodies.sort_unstable_by_key(|b| b.start);
+    bodies.dedup();
+    Some(ChangedUnits { cut, bodies })
 }
 
-/// Whether `before` is cut, outside the runs of `cut` (in `after`, whose top-level `items`
-/// are given), where `after` is: the same item boundaries at the top level and, in each item
-/// that holds an inner run, the same member boundaries ([`nested_units`]), once mapped back
-/// through `replaced` (which all lie inside the runs). The text there is the same; this makes
-/// sure it is read the same way too: a change that opens or closes a comment, a string or an
-/// item's continuation (`Foo { a }` losing `.with(b);`) moves boundaries outside the runs.
+/// What [`changed_units`] gives: the runs to parse, and the functions in whose bodies some
+/// of them are statements.
+#[derive(Debug)]
+struct ChangedUnits {
+    cut: Cut,
+    /// Sorted.
+    bodies: Vec<Range<usize>>,
+}
+
+/// Whether `piece` holds the text a replacement put at `start..end` of the result, or, for
+/// an empty one (a deletion), touches its place.
+fn touches(piece: &Range<usize>, start: usize, end: usize) -> bool {
+    if start == end {
+        piece.start <= start && start <= piece.end
+    } else {
+        piece.start < end && start < piece.end
+    }
+}
+
+/// The run from the first of `pieces` to the last, when each starts where the one before it
+/// ends.
+fn contiguous<'a>(mut pieces: impl Iterator<Item = &'a Range<usize>>) -> Option<Range<usize>> {
+    let mut run = pieces.next()?.clone();
+    for piece in pieces {
+        if piece.start != run.end {
+            return None;
+        }
+        run.end = piece.end;
+    }
+    Some(run)
+}
+
+/// Where the runs of `changed` (in `after`, whose top-level `items` are given) are in
+/// `before`, when `before` is cut outside them where `after` is: the same item boundaries
+/// at the top level, in each item that holds a smaller run the same member boundaries
+/// ([`nested_units`]), and in each function that holds statements among the runs the same
+/// statement boundaries ([`Lexed::statement_boundaries`]), once mapped back through
+/// `replaced` (which all lie inside the runs); `None` when it is not. The text there is the
+/// same; this makes sure it is read the same way too: a change that opens or closes a
+/// comment, a string or an item's continuation (`Foo { a }` losing `.with(b);`) moves
+/// boundaries outside the runs.
 fn same_cut_outside(
     before: &str,
     after: &str,
     items: &[(Range<usize>, &str)],
-    cut: &Cut,
+    changed: &ChangedUnits,
     replaced: &[Replaced],
-) -> bool {
-    let Some(moved) = placed(replaced) else {
-        return false;
-    };
+) -> Option<Vec<Range<usize>>> {
+    let cut = &changed.cut;
+    let moved = placed(replaced)?;
     // A place of `after` outside the runs (or at a run's start or end) in `before`: shifted
     // back by the replacements before it (those are sorted, so a binary search finds them).
     let back = |at: usize, starts_a_run: bool| {
@@ -629,8 +730,10 @@ fn same_cut_outside(
     let outside = |bounds: &mut Vec<usize>, runs: &[Range<usize>]| {
         bounds.retain(|&b| !strictly_inside(runs, b));
     };
+    // Both ends of a run that is all new text (an added statement) are one place of the
+    // original: kept once.
     let mapped = |bounds: Vec<usize>| -> Option<Vec<usize>> {
-        bounds
+        let mut mapped = bounds
             .into_iter()
             .map(|b| {
                 let i = cut.ranges.partition_point(|r| r.end < b);
@@ -639,26 +742,32 @@ fn same_cut_outside(
                 let starts_a_run = cut.ranges[i..].iter().take(2).any(|r| r.start == b);
                 back(b, !ends_a_run && starts_a_run)
             })
-            .collect()
+            .collect::<Option<Vec<usize>>>()?;
+        mapped.dedup();
+        Some(mapped)
     };
-    let originals: Option<Vec<Range<usize>>> = cut
+    let originals: Vec<Range<usize>> = cut
         .ranges
         .iter()
         .map(|r| Some(back(r.start, true)?..back(r.end, false)?))
-        .collect();
-    let Some(originals) = originals else {
-        return false;
-    };
-    let Some(mut before_bounds) = item_boundaries(before.as_bytes()) else {
-        return false;
-    };
+        .collect::<Option<_>>()?;
+    let mut before_bounds = item_boundaries(before.as_bytes())?;
     let mut after_bounds: Vec<usize> = items.iter().map(|(r, _)| r.start).collect();
     after_bounds.push(after.len());
     outside(&mut before_bounds, &originals);
     outside(&mut after_bounds, &cut.ranges);
-    if mapped(after_bounds).as_ref() != Some(&before_bounds) {
-        return false;
+    if mapped(after_bounds)? != before_bounds {
+        return None;
     }
+    // The runs inside `span` of `after`, and where they are in `before`.
+    let runs_in = |span: &Range<usize>| -> (Vec<Range<usize>>, Vec<Range<usize>>) {
+        cut.ranges
+            .iter()
+            .zip(&originals)
+            .filter(|(r, _)| span.start <= r.start && r.end <= span.end && *r != span)
+            .map(|(r, o)| (r.clone(), o.clone()))
+            .unzip()
+    };
     // Inside each item that holds an inner run: its members' boundaries.
     let member_bounds = |src: &str, item: Range<usize>| {
         let mut bounds: Vec<usize> = nested_units(src.as_bytes(), item)
@@ -670,43 +779,94 @@ fn same_cut_outside(
         bounds
     };
     for (item, _) in items {
-        let inner: Vec<Range<usize>> = cut
-            .inner
-            .iter()
-            .filter(|r| item.start <= r.start && r.end <= item.end)
-            .cloned()
-            .collect();
+        let (inner, inner_originals) = runs_in(item);
         if inner.is_empty() {
             continue;
         }
-        let (Some(start), Some(end)) = (back(item.start, false), back(item.end, false)) else {
-            return false;
-        };
-        let inner_originals: Vec<Range<usize>> = originals
-            .iter()
-            .zip(&cut.ranges)
-            .filter(|(_, r)| inner.contains(r))
-            .map(|(o, _)| o.clone())
-            .collect();
-        let mut was = member_bounds(before, start..end);
+        let span = back(item.start, false)?..back(item.end, false)?;
+        let mut was = member_bounds(before, span);
         let mut now = member_bounds(after, item.clone());
         outside(&mut was, &inner_originals);
         outside(&mut now, &inner);
-        if mapped(now).as_ref() != Some(&was) {
-            return false;
+        if mapped(now)? != was {
+            return None;
         }
     }
-    true
+    // Inside each function that holds statements among the runs: its statements' boundaries.
+    for body in &changed.bodies {
+        let (inner, inner_originals) = runs_in(body);
+        let span = back(body.start, false)?..back(body.end, false)?;
+        let lexed = Lexed::new(before.as_bytes(), span.clone())?;
+        let mut was = lexed.statement_boundaries(span.clone())?;
+        // And each run was statements that parse alone in the original too (not, say, the
+        // tail `d` a statement is now added after): else its errors alone are not the
+        // original's.
+        let pieces = lexed.statements(span);
+        let alone = |o: &Range<usize>| {
+            let holding = pieces.iter().filter(|p| o.start < p.end && p.start < o.end);
+            o.is_empty() || contiguous(holding).as_ref() == Some(o)
+        };
+        if !inner_originals.iter().all(alone) {
+            return None;
+        }
+        let mut now = statement_boundaries(after.as_bytes(), body.clone())?;
+        outside(&mut was, &inner_originals);
+        outside(&mut now, &inner);
+        if mapped(now)? != was {
+            return None;
+        }
+    }
+    Some(originals)
 }
 
-/// Whether the runs of `cut` parse, together and alone, without an error (and no inner run
-/// reads as top-level statements, and no node runs from one run into the next, which could
-/// hide an error the file has).
-fn units_parse(text: &str, cut: &Cut) -> bool {
-    parse_apart(text, &cut.ranges).is_some_and(|tree| {
-        let root = tree.root_node();
-        !root.has_error() && !reads_a_body_as_a_file(root, &cut.inner)
+/// The errors of the runs [`changed_units`] gives (each parsed alone), when the cut around
+/// them is the original's ([`same_cut_outside`]), and where there are any that `may_be_old`,
+/// those of the same runs of `before`. `None` when that cannot be told so: the caller
+/// compares whole items.
+fn changed_units_errors(
+    before: &str,
+    after: &str,
+    after_items: &[(Range<usize>, &str)],
+    replaced: &[Replaced],
+    may_be_old: &dyn Fn(&[super::SyntaxErrorNode]) -> bool,
+) -> Option<ChangedItemsErrors> {
+    let changed = changed_units(after, after_items, replaced)?;
+    let originals = same_cut_outside(before, after, after_items, &changed, replaced)?;
+    let after_errors = runs_errors(after, &changed.cut)?;
+    if after_errors.is_empty() || !may_be_old(&after_errors) {
+        return Some(ChangedItemsErrors {
+            after: after_errors,
+            before: Vec::new(),
+        });
+    }
+    let inner = changed
+        .cut
+        .ranges
+        .iter()
+        .zip(&originals)
+        .filter(|(r, _)| changed.cut.inner.contains(r))
+        .map(|(_, o)| o.clone())
+        .collect();
+    let before_errors = runs_errors(
+        before,
+        &Cut {
+            ranges: originals,
+            inner,
+        },
+    )?;
+    Some(ChangedItemsErrors {
+        after: after_errors,
+        before: before_errors,
     })
+}
+
+/// The syntax errors of the runs of `cut` of `text`, parsed apart; `None` when an inner run
+/// reads as top-level statements, or a node runs from one run into the next (either could
+/// hide an error the file has, or show one it has not).
+fn runs_errors(text: &str, cut: &Cut) -> Option<Vec<super::SyntaxErrorNode>> {
+    let tree = parse_apart(text, &cut.ranges)?;
+    let root = tree.root_node();
+    (!reads_a_body_as_a_file(root, &cut.inner)).then(|| super::matching::errors_under(root, text))
 }
 
 /// What [`changed_items_errors`] found: the errors of the changed items after the change and,
@@ -751,10 +911,29 @@ fn touched(
 }
 
 /// [`parse_included`], or `None` when a node of it runs from one of the ranges into the next
-/// ([`spans_two_ranges`]): such a tree is not what the file's parse has there, and can hide
-/// an error the file has. Every use of a tree of several ranges goes through here.
+/// ([`spans_two_ranges`]) or a range reads as a shebang ([`reads_a_shebang_inside`]): such a
+/// tree is not what the file's parse has there, and can hide an error the file has. Every
+/// use of a tree of several ranges goes through here.
 fn parse_apart(text: &str, ranges: &[Range<usize>]) -> Option<tree_sitter::Tree> {
-    parse_included(text, ranges).filter(|tree| !spans_two_ranges(tree.root_node(), ranges))
+    parse_included(text, ranges).filter(|tree| {
+        let root = tree.root_node();
+        !spans_two_ranges(root, ranges) && !reads_a_shebang_inside(root)
+    })
+}
+
+/// Whether a top-level node of `root` is a shebang that does not start the file: what
+/// tree-sitter reads in a range that starts with `#!` (`#! x` after an item's `}`), where a
+/// whole parse has an error.
+fn reads_a_shebang_inside(root: tree_sitter::Node<'_>) -> bool {
+    static SHEBANG: OnceLock<u16> = OnceLock::new();
+    let shebang = *SHEBANG.get_or_init(|| {
+        SupportLang::Rust
+            .get_ts_language()
+            .id_for_node_kind("shebang", true)
+    });
+    let mut cursor = root.walk();
+    root.children(&mut cursor)
+        .any(|n| n.kind_id() == shebang && n.start_byte() > 0)
 }
 
 /// tree-sitter's parse of only `ranges` of Rust `text`, with this thread's parser.
