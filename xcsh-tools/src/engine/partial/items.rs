@@ -224,7 +224,6 @@ fn nested_units_into(lx: &Lexed<'_>, run: Range<usize>, depth: usize, out: &mut 
 }
 
 /// [`Lexed::statements`], lexing `run` alone.
-#[cfg(test)]
 pub(super) fn statements(src: &[u8], run: Range<usize>) -> Vec<Range<usize>> {
     Lexed::new(src, run.clone()).map_or_else(Vec::new, |lx| lx.statements(run))
 }

@@ -622,9 +622,7 @@ fn changed_units(
         };
         // Inside the unit, when it is a function: the statements holding the replacement.
         if statements.as_ref().is_none_or(|(f, _)| *f != unit) {
-            let of_unit = Lexed::new(src, unit.clone())
-                .map_or_else(Vec::new, |lx| lx.statements(unit.clone()));
-            statements = Some((unit.clone(), of_unit));
+            statements = Some((unit.clone(), items::statements(src, unit.clone())));
         }
         let (_, of_unit) = statements.as_ref()?;
         if let Some(run) = contiguous(of_unit.iter().filter(|s| touches(s, start, end)))
