@@ -630,9 +630,7 @@ fn changed_units(
             && end <= run.end
         {
             runs.push((run, false));
-            if bodies.last() != Some(&unit) {
-                bodies.push(unit);
-            }
+            bodies.push(unit);
             continue;
         }
         runs.push((unit, inner));

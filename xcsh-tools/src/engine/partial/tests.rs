@@ -1001,29 +1001,21 @@ fn a_change_that_moves_a_boundary_around_it_is_not_judged_by_its_runs_alone() {
         );
     }
 }
+
 #[test]
 fn brackets_that_do_not_balance_are_found_outside_literals_and_comments() {
     use lex::Unbalanced::{Missing, Unexpected};
     let of = |src: &str| lex::unbalanced(src.as_bytes(), 0..src.len());
+    // `closer` is missing right after the first `token` of `src`.
+    let missing_after = |src: &str, token: char, closer| {
+        let at = src.find(token).unwrap() + 1;
+        assert_eq!(of(src), Some(Missing { at, closer }), "{src}");
+    };
     assert_eq!(of("fn f() { g(\"}\", '(', /* ] */ [1]) } // {"), None);
     // A `}` swallowed by a comment: the closer is missing after the last token.
-    let src = "fn f() {\n    g(); // done }\n";
-    assert_eq!(
-        of(src),
-        Some(Missing {
-            at: src.find(';').unwrap() + 1,
-            closer: "}"
-        })
-    );
+    missing_after("fn f() {\n    g(); // done }\n", ';', "}");
     // A `(` left open: its `)` is missing where the `}` closes the block around it.
-    let src = "fn f() { x + (1 }";
-    assert_eq!(
-        of(src),
-        Some(Missing {
-            at: src.find('1').unwrap() + 1,
-            closer: ")"
-        })
-    );
+    missing_after("fn f() { x + (1 }", '1', ")");
     assert_eq!(of("a) b"), Some(Unexpected(1..2)));
     // What does not lex is no verdict.
     assert_eq!(of("f(\"open"), None);
