@@ -75,17 +75,6 @@ impl<'a> Lexed<'a> {
         Some(Lexed { src, tokens })
     }
 
-    /// A whole file's tokens; `None` when it does not lex as Rust. A shebang line is not a
-    /// token (an inner attribute, `#![…]`, is); tree-sitter reads one behind a byte order
-    /// mark too.
-    pub(super) fn file(src: &'a [u8]) -> Option<Self> {
-        if src.starts_with(b"\xEF\xBB\xBF") || (src.starts_with(b"#!") && !src.starts_with(b"#!["))
-        {
-            return None;
-        }
-        Self::new(src, 0..src.len())
-    }
-
     /// The tokens inside `span`, which starts and ends between tokens of the lexed span.
     fn tokens(&self, span: Range<usize>) -> impl Iterator<Item = Range<usize>> + '_ {
         let from = self.tokens.partition_point(|t| t.start < span.start);
@@ -95,18 +84,25 @@ impl<'a> Lexed<'a> {
             .max(from);
         self.tokens[from..to].iter().cloned()
     }
-
-    /// [`item_boundaries`] of the file this lexed.
-    pub(super) fn item_boundaries(&self) -> Option<Vec<usize>> {
-        boundaries(self, 0..self.src.len(), Context::File)
-    }
 }
 
 /// Offsets that cut a Rust file into runs of whole top-level items: `0`, each place where
 /// one item ends and the next begins (as far as a lexer can tell), and the file's length.
-/// `None` when the text does not lex as Rust.
+/// `None` when the text does not lex as Rust. A shebang line is not a token (an inner
+/// attribute, `#![…]`, is); tree-sitter reads one behind a byte order mark too: such a file
+/// is not cut. The tokens are read as they are lexed, not kept: a run looked into again is
+/// lexed alone ([`Lexed::new`]), which reads it the same way (it starts between tokens).
 pub(super) fn item_boundaries(src: &[u8]) -> Option<Vec<usize>> {
-    Lexed::file(src)?.item_boundaries()
+    if src.starts_with(b"\xEF\xBB\xBF") || (src.starts_with(b"#!") && !src.starts_with(b"#![")) {
+        return None;
+    }
+    let mut unlexable = false;
+    let tokens = Lexemes::new(src, 0..src.len()).map_while(|token| {
+        unlexable |= token.is_err();
+        token.ok()
+    });
+    let bounds = boundaries(src, tokens, 0..src.len(), Context::File);
+    if unlexable { None } else { bounds }
 }
 
 /// The cut of [`item_boundaries`], of `span` of `src` (a file, or the inside of an item's
@@ -115,14 +111,18 @@ pub(super) fn item_boundaries(src: &[u8]) -> Option<Vec<usize>> {
 /// expression statement, in a body a macro call and an empty statement, so it must not be
 /// parsed with the item before it ([`nested_units`] parses no run that starts with one). In a
 /// function's `Block`, a statement's keyword after a `}` begins a statement too.
-fn boundaries(lx: &Lexed<'_>, span: Range<usize>, context: Context) -> Option<Vec<usize>> {
-    let src = lx.src;
+fn boundaries(
+    src: &[u8],
+    tokens: impl Iterator<Item = Range<usize>>,
+    span: Range<usize>,
+    context: Context,
+) -> Option<Vec<usize>> {
     let mut bounds = vec![span.start];
     let mut depth = 0usize;
     // After a `}` that closed to the top level: where it ended, until the next token says
     // whether an item begins there.
     let mut after_brace: Option<usize> = None;
-    let mut tokens = lx.tokens(span.clone()).peekable();
+    let mut tokens = tokens.peekable();
     while let Some(token) = tokens.next() {
         let first = src[token.start];
         if let Some(end) = after_brace.take()
@@ -189,7 +189,7 @@ fn nested_units_into(lx: &Lexed<'_>, run: Range<usize>, depth: usize, out: &mut 
     let Some(body) = body_of(lx, run) else {
         return;
     };
-    let Some(bounds) = boundaries(lx, body, Context::Body) else {
+    let Some(bounds) = boundaries(lx.src, lx.tokens(body.clone()), body, Context::Body) else {
         return;
     };
     let members = || bounds.windows(2).map(|w| w[0]..w[1]);
@@ -224,6 +224,7 @@ fn nested_units_into(lx: &Lexed<'_>, run: Range<usize>, depth: usize, out: &mut 
 }
 
 /// [`Lexed::statements`], lexing `run` alone.
+#[cfg(test)]
 pub(super) fn statements(src: &[u8], run: Range<usize>) -> Vec<Range<usize>> {
     Lexed::new(src, run.clone()).map_or_else(Vec::new, |lx| lx.statements(run))
 }
@@ -258,7 +259,8 @@ impl Lexed<'_> {
     /// body, or its body does not cut. Two texts whose pieces outside a run are the same are
     /// read the same way there (the syntax guard compares them).
     pub(super) fn statement_boundaries(&self, run: Range<usize>) -> Option<Vec<usize>> {
-        boundaries(self, fn_body_of(self, run)?, Context::Block)
+        let body = fn_body_of(self, run)?;
+        boundaries(self.src, self.tokens(body.clone()), body, Context::Block)
     }
 }
 

@@ -35,7 +35,7 @@
 //!
 //! **Inside functions.** A function's body (a `block`) holds what a file holds, statements
 //! (`repeat(_statement)` in tree-sitter-rust 0.24), and a tail expression: so the statements
-//! around an anchor in a body are parsed alone too ([`items::statements`]), when the pattern
+//! around an anchor in a body are parsed alone too ([`Lexed::statements`]), when the pattern
 //! cannot be the function, its block, or an expression statement ([`Depth::Statements`]).
 //! A statement boundary is a `;`, or a `}` followed by a word that only starts a statement
 //! (`let`, `if`, `for`, …) or an item. A tail is a unit only when it is one expression ending
@@ -198,15 +198,15 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> O
     if anchors.is_empty() {
         return None;
     }
-    // Lexed once: the cut reads the anchored items, bodies and functions again.
-    let lx = Lexed::file(text.as_bytes())?;
-    let bounds = lx.item_boundaries()?;
+    let src = text.as_bytes();
+    let bounds = item_boundaries(src)?;
     anchors.sort_unstable_by_key(|a| a.start);
     let mut units: Vec<Range<usize>> = Vec::with_capacity(anchors.len());
     let mut member_units: Vec<Range<usize>> = Vec::new();
-    // The inner units of the last top-level run looked into (anchors come in order), and the
-    // statements of the last function looked into.
-    let mut inner: Option<(usize, Vec<Segment>)> = None;
+    // The last top-level run looked into (anchors come in order), lexed once for the cut to
+    // read its bodies and functions, with its inner units; and the statements of the last
+    // function looked into.
+    let mut inner: Option<(usize, Lexed<'_>, Vec<Segment>)> = None;
     let mut function: Option<(Range<usize>, Vec<Range<usize>>)> = None;
     for anchor in anchors {
         // The runs the occurrence touches: usually one.
@@ -217,9 +217,18 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> O
             units.push(run);
             continue;
         }
-        let segments = match &inner {
-            Some((at, segments)) if *at == first => segments,
-            _ => &inner.insert((first, lx.nested_units(run.clone()))).1,
+        let (lx, segments) = match &inner {
+            Some((at, lx, segments)) if *at == first => (lx, segments),
+            _ => {
+                // A run that does not lex alone cannot be cut further: it is parsed whole.
+                let Some(lx) = Lexed::new(src, run.clone()) else {
+                    units.push(run);
+                    continue;
+                };
+                let segments = lx.nested_units(run.clone());
+                let (_, lx, segments) = inner.insert((first, lx, segments));
+                (&*lx, &*segments)
+            }
         };
         let i = segments.partition_point(|(segment, _)| segment.end <= anchor.start);
         let member = match segments.get(i) {
@@ -581,7 +590,8 @@ fn changed_units(
     let src = after.as_bytes();
     let mut runs: Vec<(Range<usize>, bool)> = Vec::new();
     let mut bodies: Vec<Range<usize>> = Vec::new();
-    let mut segments: Option<(usize, Vec<Segment>)> = None;
+    // The last item looked into, lexed once, with its inner units.
+    let mut segments: Option<(usize, Lexed<'_>, Vec<Segment>)> = None;
     let mut statements: Option<(Range<usize>, Vec<Range<usize>>)> = None;
     for (start, end, _) in placed(replaced)? {
         if end > after.len() {
@@ -601,10 +611,12 @@ fn changed_units(
             runs.push((items[first - 1].0.start..item.end, false));
             continue;
         }
-        if segments.as_ref().is_none_or(|(k, _)| *k != first) {
-            segments = Some((first, nested_units(src, item.clone())));
+        if segments.as_ref().is_none_or(|(k, _, _)| *k != first) {
+            let lx = Lexed::new(src, item.clone())?;
+            let units = lx.nested_units(item.clone());
+            segments = Some((first, lx, units));
         }
-        let (_, of_item) = segments.as_ref()?;
+        let (_, lx, of_item) = segments.as_ref()?;
         // The segments holding the replacement's text (an empty one: those it touches).
         let holding = of_item
             .iter()
@@ -622,7 +634,7 @@ fn changed_units(
         };
         // Inside the unit, when it is a function: the statements holding the replacement.
         if statements.as_ref().is_none_or(|(f, _)| *f != unit) {
-            statements = Some((unit.clone(), items::statements(src, unit.clone())));
+            statements = Some((unit.clone(), lx.statements(unit.clone())));
         }
         let (_, of_unit) = statements.as_ref()?;
         if let Some(run) = contiguous(of_unit.iter().filter(|s| touches(s, start, end)))

@@ -109,11 +109,7 @@ fn check_runs_parse_alone(path: &str, src: &str) -> (usize, usize) {
     if whole_node.has_error() {
         return (0, 0);
     }
-    // Lexed once, as `anchored_items` does.
-    let Some((lx, bounds)) = Lexed::file(src.as_bytes()).and_then(|lx| {
-        let bounds = lx.item_boundaries()?;
-        Some((lx, bounds))
-    }) else {
+    let Some(bounds) = item_boundaries(src.as_bytes()) else {
         panic!("{path}: no cut in a file without syntax errors");
     };
     let alone = |range: &Range<usize>, inner: bool| {
@@ -137,6 +133,8 @@ fn check_runs_parse_alone(path: &str, src: &str) -> (usize, usize) {
         let run = w[0]..w[1];
         alone(&run, false);
         runs += 1;
+        // Each run lexed alone, as `anchored_items` does.
+        let lx = Lexed::new(src.as_bytes(), run.clone()).unwrap();
         let mut seen = std::collections::HashSet::new();
         for statement in lx.statements(run.clone()) {
             statements_parse_alone(path, src, whole_node, &statement);
