@@ -7,9 +7,11 @@
 //!    once, `replacen`, write it back. Median wall time of each (alternated runs), ratio.
 //! 2. The syntax guard's cost: `SyntaxReport::check` on the same change, as a share of the
 //!    `edit` preview; and on an `ast_edit`-sized change (`--root DIR`, every `$X.unwrap()`
-//!    made `$X?` in the Rust files there) as a share of planning it.
+//!    made `$X?` in the Rust files there, or `--pattern P --rewrite R`) as a share of
+//!    planning it.
 //!
-//! Usage: `xcsh-edit-bench [--lines N] [--runs N] [--root DIR] [--out FILE.json]`
+//! Usage: `xcsh-edit-bench [--lines N] [--runs N] [--root DIR [--pattern P --rewrite R]]
+//! [--out FILE.json]`
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -70,6 +72,7 @@ fn run() -> Result<(), String> {
     let mut runs = 11;
     let mut root: Option<std::path::PathBuf> = None;
     let mut out: Option<std::path::PathBuf> = None;
+    let mut op = Op::new("$X.unwrap()", "$X?");
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
@@ -86,6 +89,8 @@ fn run() -> Result<(), String> {
             }
             "--root" => root = Some(value("--root")?.into()),
             "--out" => out = Some(value("--out")?.into()),
+            "--pattern" => op.pat = value("--pattern")?,
+            "--rewrite" => op.out = value("--rewrite")?,
             other => {
                 return Err(format!(
                     "unknown argument `{other}`; see the source's usage line"
@@ -183,7 +188,7 @@ fn run() -> Result<(), String> {
 
     let mut ast = serde_json::Value::Null;
     if let Some(root) = root {
-        ast = ast_edit_share(&root, runs)?;
+        ast = ast_edit_share(&root, &op, runs)?;
     }
     let _ = std::fs::remove_dir_all(&dir);
     if let Some(out) = out {
@@ -206,10 +211,10 @@ fn run() -> Result<(), String> {
 }
 
 /// The guard on an `ast_edit`-sized change over `root`, as a share of planning it.
-fn ast_edit_share(root: &Path, runs: usize) -> Result<serde_json::Value, String> {
+fn ast_edit_share(root: &Path, op: &Op, runs: usize) -> Result<serde_json::Value, String> {
     let ws = Workspace::new(root).map_err(|e| format!("--root: {e}"))?;
     let request = EditRequest {
-        ops: vec![Op::new("$X.unwrap()", "$X?")],
+        ops: vec![op.clone()],
         lang: Some(Lang::Rust),
         ..EditRequest::default()
     };
@@ -234,12 +239,14 @@ fn ast_edit_share(root: &Path, runs: usize) -> Result<serde_json::Value, String>
     }
     let (plan_ms, guard_ms) = (median(plans) * 1e3, median(guards) * 1e3);
     println!(
-        "ast_edit `$X.unwrap()` -> `$X?` over {} ({files} files changed): plan {plan_ms:.1} ms, syntax guard {guard_ms:.1} ms = {:.0}% of the preview",
+        "ast_edit `{}` -> `{}` over {} ({files} files changed): plan {plan_ms:.1} ms, syntax guard {guard_ms:.1} ms = {:.0}% of the preview",
+        op.pat,
+        op.out,
         root.display(),
         100.0 * guard_ms / (plan_ms + guard_ms)
     );
     Ok(
-        json!({"root": root.display().to_string(), "files": files, "plan_ms": plan_ms, "guard_ms": guard_ms,
+        json!({"root": root.display().to_string(), "pattern": op.pat, "rewrite": op.out, "files": files, "plan_ms": plan_ms, "guard_ms": guard_ms,
         "guard_share_of_preview": guard_ms / (plan_ms + guard_ms)}),
     )
 }

@@ -58,7 +58,7 @@ enum Context {
     Block,
 }
 
-/// How deep [`nested_units`] looks into bodies (`mod a { mod b { impl C { … } } }`).
+/// How deep [`Lexed::nested_units`] looks into bodies (`mod a { mod b { impl C { … } } }`).
 const MAX_NESTING: usize = 4;
 
 /// The tokens of a span of Rust source, lexed once: each pass of the cut over a part of it
@@ -71,8 +71,21 @@ pub(super) struct Lexed<'a> {
 impl<'a> Lexed<'a> {
     /// The tokens of `span` of `src`; `None` when it does not lex.
     pub(super) fn new(src: &'a [u8], span: Range<usize>) -> Option<Self> {
-        let tokens = Lexemes::new(src, span).collect::<Result<_, _>>().ok()?;
+        // Sized for Rust's usual density (a token per 4–6 bytes), not grown by doubling.
+        let mut tokens = Vec::with_capacity(span.len() / 4);
+        for token in Lexemes::new(src, span) {
+            tokens.push(token.ok()?);
+        }
         Some(Lexed { src, tokens })
+    }
+
+    /// A whole file's tokens; `None` when it does not lex as Rust, or is not cut
+    /// ([`item_boundaries`]).
+    pub(super) fn file(src: &'a [u8]) -> Option<Self> {
+        if !cuts(src) {
+            return None;
+        }
+        Self::new(src, 0..src.len())
     }
 
     /// The tokens inside `span`, which starts and ends between tokens of the lexed span.
@@ -84,16 +97,28 @@ impl<'a> Lexed<'a> {
             .max(from);
         self.tokens[from..to].iter().cloned()
     }
+
+    /// [`item_boundaries`] of the file this lexed ([`Lexed::file`]).
+    pub(super) fn item_boundaries(&self) -> Option<Vec<usize>> {
+        let all = 0..self.src.len();
+        boundaries(self.src, self.tokens(all.clone()), all, Context::File)
+    }
+}
+
+/// Whether a file is cut at all: not one that starts with a shebang line, which is not a
+/// token (an inner attribute, `#![…]`, is), nor behind a byte order mark, where tree-sitter
+/// reads one too.
+fn cuts(src: &[u8]) -> bool {
+    !(src.starts_with(b"\xEF\xBB\xBF") || (src.starts_with(b"#!") && !src.starts_with(b"#![")))
 }
 
 /// Offsets that cut a Rust file into runs of whole top-level items: `0`, each place where
 /// one item ends and the next begins (as far as a lexer can tell), and the file's length.
-/// `None` when the text does not lex as Rust. A shebang line is not a token (an inner
-/// attribute, `#![…]`, is); tree-sitter reads one behind a byte order mark too: such a file
-/// is not cut. The tokens are read as they are lexed, not kept: a run looked into again is
-/// lexed alone ([`Lexed::new`]), which reads it the same way (it starts between tokens).
+/// `None` when the text does not lex as Rust, or is not cut ([`cuts`]). The tokens are read
+/// as they are lexed, not kept: a run looked into again is lexed alone ([`Lexed::new`]),
+/// which reads it the same way (it starts between tokens).
 pub(super) fn item_boundaries(src: &[u8]) -> Option<Vec<usize>> {
-    if src.starts_with(b"\xEF\xBB\xBF") || (src.starts_with(b"#!") && !src.starts_with(b"#![")) {
+    if !cuts(src) {
         return None;
     }
     let mut unlexable = false;
@@ -109,7 +134,7 @@ pub(super) fn item_boundaries(src: &[u8]) -> Option<Vec<usize>> {
 /// braces): its start, each place where one item ends and the next begins, and its end.
 /// In a `body`, a macro call after a `}` is cut off too: at the top level `m!(x);` is an
 /// expression statement, in a body a macro call and an empty statement, so it must not be
-/// parsed with the item before it ([`nested_units`] parses no run that starts with one). In a
+/// parsed with the item before it ([`Lexed::nested_units`] parses no run that starts with one). In a
 /// function's `Block`, a statement's keyword after a `}` begins a statement too.
 fn boundaries(
     src: &[u8],
@@ -157,24 +182,27 @@ fn boundaries(
     Some(bounds)
 }
 
-/// Where, inside the top-level item (or run of items) `run`, a smaller run can be parsed
-/// alone: `(segment, unit)` pairs, sorted and disjoint, each segment inside its unit. A
-/// position in no segment needs all of `run`.
-///
-/// A unit is a run of whole items of the body of an `impl`, `trait`, `mod` or `extern`
-/// block that is all of `run` (its braces, the last token of `run`), and that starts with
-/// what only starts an item (`fn`, `pub`, `#[…] const`, …: not a macro call, which at the
-/// top level may read as an expression statement). Such items parse alone as they parse in
-/// the body: a body (`declaration_list`) holds the same items as a file. So every node
-/// inside a unit is what a whole parse gives, and the nodes a whole parse has around it are
-/// the body, its item, and the items and bodies that hold those: a pattern none of whose
-/// kinds is one of those ([`super::NESTING_KINDS`]) matches only inside.
+/// [`Lexed::nested_units`], lexing `run` alone.
+#[cfg(test)]
 pub(super) fn nested_units(src: &[u8], run: Range<usize>) -> Vec<Segment> {
     Lexed::new(src, run.clone()).map_or_else(Vec::new, |lx| lx.nested_units(run))
 }
 
 impl Lexed<'_> {
-    /// [`nested_units`] of `run`, which lies in the lexed span.
+    /// Where, inside the top-level item (or run of items) `run`, a smaller run can be parsed
+    /// alone: `(segment, unit)` pairs, sorted and disjoint, each segment inside its unit. A
+    /// position in no segment needs all of `run`.
+    ///
+    /// A unit is a run of whole items of the body of an `impl`, `trait`, `mod` or `extern`
+    /// block that is all of `run` (its braces, the last token of `run`), and that starts with
+    /// what only starts an item (`fn`, `pub`, `#[…] const`, …: not a macro call, which at the
+    /// top level may read as an expression statement). Such items parse alone as they parse in
+    /// the body: a body (`declaration_list`) holds the same items as a file. So every node
+    /// inside a unit is what a whole parse gives, and the nodes a whole parse has around it are
+    /// the body, its item, and the items and bodies that hold those: a pattern none of whose
+    /// kinds is one of those ([`super::NESTING_KINDS`]) matches only inside.
+    ///
+    /// `run` lies in the lexed span.
     pub(super) fn nested_units(&self, run: Range<usize>) -> Vec<Segment> {
         let mut out = Vec::new();
         nested_units_into(self, run, 0, &mut out);
@@ -231,7 +259,7 @@ pub(super) fn statements(src: &[u8], run: Range<usize>) -> Vec<Range<usize>> {
 
 impl Lexed<'_> {
     /// The runs of statements of the body of the function `run` (a top-level item, or a member
-    /// of a body: a unit of [`nested_units`]) that parse alone as they parse in place, sorted;
+    /// of a body: a unit of [`Lexed::nested_units`]) that parse alone as they parse in place, sorted;
     /// none when `run` is no function with a body.
     ///
     /// A block holds what a file holds (`repeat(_statement)` in tree-sitter-rust 0.24), and one
@@ -262,11 +290,6 @@ impl Lexed<'_> {
         let body = fn_body_of(self, run)?;
         boundaries(self.src, self.tokens(body.clone()), body, Context::Block)
     }
-}
-
-/// [`Lexed::statement_boundaries`], lexing `run` alone.
-pub(super) fn statement_boundaries(src: &[u8], run: Range<usize>) -> Option<Vec<usize>> {
-    Lexed::new(src, run.clone())?.statement_boundaries(run)
 }
 
 /// Whether `piece` of a block (one of [`boundaries`]'s runs) parses alone as in place: it

@@ -23,7 +23,7 @@
 //!
 //! **Inside bodies.** An `impl`, `trait`, `mod` or `extern` block's body (a
 //! `declaration_list`) holds the same items as a file, so the same cut applies inside it
-//! ([`nested_units`]): an anchor in one method needs only that method parsed (as if it stood
+//! ([`Lexed::nested_units`]): an anchor in one method needs only that method parsed (as if it stood
 //! at the top level), not the whole `impl`, when the pattern cannot be one of the nodes
 //! around an inner item (the body, the block, the file: [`NESTING_KINDS`]). One difference
 //! between the two is known and kept out: at the top level `m!(x);` is an expression
@@ -87,7 +87,9 @@ mod lex;
 #[cfg(test)]
 mod tests;
 
-use items::{Lexed, Segment, item_boundaries, nested_units, statement_boundaries};
+#[cfg(test)]
+use items::nested_units;
+use items::{Lexed, Segment, item_boundaries};
 pub(crate) use lex::{block_comment_end, quote_end, raw_string_end, string_end};
 
 thread_local! {
@@ -192,7 +194,7 @@ const NESTING_KINDS: &[&str] = &[
 /// `anchors` (`start..end` of literal occurrences), or `None` when the whole file should be
 /// parsed: no anchor, no cut, or the anchored items are most of the file anyway. With
 /// `nest`, an anchor inside the body of an `impl`, `trait`, `mod` or `extern` block needs
-/// only the inner items around it ([`nested_units`]), and at [`Depth::Statements`] an anchor
+/// only the inner items around it ([`Lexed::nested_units`]), and at [`Depth::Statements`] an anchor
 /// in a function's body only the statements around it.
 fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> Option<Cut> {
     if anchors.is_empty() {
@@ -379,15 +381,16 @@ pub(crate) fn changed_items_errors(
     if after.len() < SMALL_FILE {
         return None;
     }
-    let Some(after_items) = items(after) else {
+    let Some(lexed) = LexedFile::new(after) else {
         return broken_groups_errors(before, after, replaced, may_be_old);
     };
     // A change inside statements or methods: only the runs around it are parsed, in the
     // result and, for errors that may be old, in the original. A whole item in error recovery
     // can cost a hundred times its clean parse (a test function of 200 KB).
-    if let Some(found) = changed_units_errors(before, after, &after_items, replaced, may_be_old) {
+    if let Some(found) = changed_units_errors(before, &lexed, replaced, may_be_old) {
         return Some(found);
     }
+    let after_items = lexed.items;
     let before_items = items(before).unwrap_or_default();
     let after_ranges = touched(&after_items, &before_items)?;
     if after_ranges.is_empty() {
@@ -574,7 +577,7 @@ fn strictly_inside(runs: &[Range<usize>], at: usize) -> bool {
 /// The smallest runs of `after` (of Rust that lexes into the top-level `items`) that hold
 /// everything `replaced` put there: for a replacement inside the statements of a function's
 /// body, those statements ([`Lexed::statements`]); else, inside one member of an `impl`,
-/// `trait`, `mod` or `extern` body, that member's unit ([`nested_units`], an inner run of
+/// `trait`, `mod` or `extern` body, that member's unit ([`Lexed::nested_units`], an inner run of
 /// the cut); else its whole top-level item (or items). `None` when the replacements do not
 /// fit the text (not the result of `replaced`).
 ///
@@ -582,19 +585,15 @@ fn strictly_inside(runs: &[Range<usize>], at: usize) -> bool {
 /// (the cut's premise, which `runs_parse_alone_*` check): so when the runs parse without an
 /// error, the change introduces none, and when they parse with errors, those are the
 /// file's errors at the change.
-fn changed_units(
-    after: &str,
-    items: &[(Range<usize>, &str)],
-    replaced: &[Replaced],
-) -> Option<ChangedUnits> {
-    let src = after.as_bytes();
+fn changed_units(after: &LexedFile<'_>, replaced: &[Replaced]) -> Option<ChangedUnits> {
+    let (items, lx) = (&after.items, &after.lx);
     let mut runs: Vec<(Range<usize>, bool)> = Vec::new();
     let mut bodies: Vec<Range<usize>> = Vec::new();
-    // The last item looked into, lexed once, with its inner units.
-    let mut segments: Option<(usize, Lexed<'_>, Vec<Segment>)> = None;
+    // The inner units of the last item looked into.
+    let mut segments: Option<(usize, Vec<Segment>)> = None;
     let mut statements: Option<(Range<usize>, Vec<Range<usize>>)> = None;
     for (start, end, _) in placed(replaced)? {
-        if end > after.len() {
+        if end > after.text.len() {
             return None;
         }
         let first = items
@@ -611,12 +610,10 @@ fn changed_units(
             runs.push((items[first - 1].0.start..item.end, false));
             continue;
         }
-        if segments.as_ref().is_none_or(|(k, _, _)| *k != first) {
-            let lx = Lexed::new(src, item.clone())?;
-            let units = lx.nested_units(item.clone());
-            segments = Some((first, lx, units));
+        if segments.as_ref().is_none_or(|(k, _)| *k != first) {
+            segments = Some((first, lx.nested_units(item.clone())));
         }
-        let (_, lx, of_item) = segments.as_ref()?;
+        let (_, of_item) = segments.as_ref()?;
         // The segments holding the replacement's text (an empty one: those it touches).
         let holding = of_item
             .iter()
@@ -711,7 +708,7 @@ fn contiguous<'a>(mut pieces: impl Iterator<Item = &'a Range<usize>>) -> Option<
 /// Where the runs of `changed` (in `after`, whose top-level `items` are given) are in
 /// `before`, when `before` is cut outside them where `after` is: the same item boundaries
 /// at the top level, in each item that holds a smaller run the same member boundaries
-/// ([`nested_units`]), and in each function that holds statements among the runs the same
+/// ([`Lexed::nested_units`]), and in each function that holds statements among the runs the same
 /// statement boundaries ([`Lexed::statement_boundaries`]), once mapped back through
 /// `replaced` (which all lie inside the runs); `None` when it is not. The text there is the
 /// same; this makes sure it is read the same way too: a change that opens or closes a
@@ -719,11 +716,11 @@ fn contiguous<'a>(mut pieces: impl Iterator<Item = &'a Range<usize>>) -> Option<
 /// boundaries outside the runs.
 fn same_cut_outside(
     before: &str,
-    after: &str,
-    items: &[(Range<usize>, &str)],
+    after: &LexedFile<'_>,
     changed: &ChangedUnits,
     replaced: &[Replaced],
 ) -> Option<Vec<Range<usize>>> {
+    let (items, lx) = (&after.items, &after.lx);
     let cut = &changed.cut;
     let moved = placed(replaced)?;
     // A place of `after` outside the runs (or at a run's start or end) in `before`: shifted
@@ -759,9 +756,10 @@ fn same_cut_outside(
         .iter()
         .map(|r| Some(back(r.start, true)?..back(r.end, false)?))
         .collect::<Option<_>>()?;
-    let mut before_bounds = item_boundaries(before.as_bytes())?;
+    let was = Lexed::file(before.as_bytes())?;
+    let mut before_bounds = was.item_boundaries()?;
     let mut after_bounds: Vec<usize> = items.iter().map(|(r, _)| r.start).collect();
-    after_bounds.push(after.len());
+    after_bounds.push(after.text.len());
     outside(&mut before_bounds, &originals);
     outside(&mut after_bounds, &cut.ranges);
     if mapped(after_bounds)? != before_bounds {
@@ -777,8 +775,9 @@ fn same_cut_outside(
             .unzip()
     };
     // Inside each item that holds an inner run: its members' boundaries.
-    let member_bounds = |src: &str, item: Range<usize>| {
-        let mut bounds: Vec<usize> = nested_units(src.as_bytes(), item)
+    let member_bounds = |lx: &Lexed<'_>, item: Range<usize>| {
+        let mut bounds: Vec<usize> = lx
+            .nested_units(item)
             .into_iter()
             .flat_map(|(segment, unit)| [segment.start, segment.end, unit.start, unit.end])
             .collect();
@@ -786,17 +785,17 @@ fn same_cut_outside(
         bounds.dedup();
         bounds
     };
-    for (item, _) in items {
+    for (item, _) in items.iter() {
         let (inner, inner_originals) = runs_in(item);
         if inner.is_empty() {
             continue;
         }
         let span = back(item.start, false)?..back(item.end, false)?;
-        let mut was = member_bounds(before, span);
-        let mut now = member_bounds(after, item.clone());
-        outside(&mut was, &inner_originals);
+        let mut was_bounds = member_bounds(&was, span);
+        let mut now = member_bounds(lx, item.clone());
+        outside(&mut was_bounds, &inner_originals);
         outside(&mut now, &inner);
-        if mapped(now)? != was {
+        if mapped(now)? != was_bounds {
             return None;
         }
     }
@@ -804,12 +803,11 @@ fn same_cut_outside(
     for body in &changed.bodies {
         let (inner, inner_originals) = runs_in(body);
         let span = back(body.start, false)?..back(body.end, false)?;
-        let lexed = Lexed::new(before.as_bytes(), span.clone())?;
-        let mut was = lexed.statement_boundaries(span.clone())?;
+        let mut was_bounds = was.statement_boundaries(span.clone())?;
         // And each run was statements that parse alone in the original too (not, say, the
         // tail `d` a statement is now added after): else its errors alone are not the
         // original's.
-        let pieces = lexed.statements(span);
+        let pieces = was.statements(span);
         let alone = |o: &Range<usize>| {
             let holding = pieces.iter().filter(|p| o.start < p.end && p.start < o.end);
             o.is_empty() || contiguous(holding).as_ref() == Some(o)
@@ -817,10 +815,10 @@ fn same_cut_outside(
         if !inner_originals.iter().all(alone) {
             return None;
         }
-        let mut now = statement_boundaries(after.as_bytes(), body.clone())?;
-        outside(&mut was, &inner_originals);
+        let mut now = lx.statement_boundaries(body.clone())?;
+        outside(&mut was_bounds, &inner_originals);
         outside(&mut now, &inner);
-        if mapped(now)? != was {
+        if mapped(now)? != was_bounds {
             return None;
         }
     }
@@ -833,14 +831,13 @@ fn same_cut_outside(
 /// compares whole items.
 fn changed_units_errors(
     before: &str,
-    after: &str,
-    after_items: &[(Range<usize>, &str)],
+    after: &LexedFile<'_>,
     replaced: &[Replaced],
     may_be_old: &dyn Fn(&[super::SyntaxErrorNode]) -> bool,
 ) -> Option<ChangedItemsErrors> {
-    let changed = changed_units(after, after_items, replaced)?;
-    let originals = same_cut_outside(before, after, after_items, &changed, replaced)?;
-    let after_errors = runs_errors(after, &changed.cut)?;
+    let changed = changed_units(after, replaced)?;
+    let originals = same_cut_outside(before, after, &changed, replaced)?;
+    let after_errors = runs_errors(after.text, &changed.cut)?;
     if after_errors.is_empty() || !may_be_old(&after_errors) {
         return Some(ChangedItemsErrors {
             after: after_errors,
@@ -887,13 +884,33 @@ pub(crate) struct ChangedItemsErrors {
 
 /// The top-level items of Rust `text`, as (byte range, text).
 fn items(text: &str) -> Option<Vec<(Range<usize>, &str)>> {
-    let bounds = item_boundaries(text.as_bytes())?;
-    Some(
-        bounds
-            .windows(2)
-            .map(|w| (w[0]..w[1], &text[w[0]..w[1]]))
-            .collect(),
-    )
+    Some(items_between(text, &item_boundaries(text.as_bytes())?))
+}
+
+/// The items between `bounds` of `text`, as (byte range, text).
+fn items_between<'a>(text: &'a str, bounds: &[usize]) -> Vec<(Range<usize>, &'a str)> {
+    bounds
+        .windows(2)
+        .map(|w| (w[0]..w[1], &text[w[0]..w[1]]))
+        .collect()
+}
+
+/// A changed Rust file as the syntax guard reads it: lexed once, and cut into its top-level
+/// items; each later pass over a part of it (an item's members, a function's statements)
+/// reads the same tokens.
+struct LexedFile<'a> {
+    text: &'a str,
+    lx: Lexed<'a>,
+    items: Vec<(Range<usize>, &'a str)>,
+}
+
+impl<'a> LexedFile<'a> {
+    /// `None` when `text` does not lex into items.
+    fn new(text: &'a str) -> Option<Self> {
+        let lx = Lexed::file(text.as_bytes())?;
+        let items = items_between(text, &lx.item_boundaries()?);
+        Some(LexedFile { text, lx, items })
+    }
 }
 
 /// The ranges (adjacent ones joined) of the items of `of` that are not, text for text, items

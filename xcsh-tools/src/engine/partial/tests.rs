@@ -746,7 +746,7 @@ fn changed_units_are_the_statements_or_members_a_change_is_in_or_the_items_aroun
     let at = |s: &str| src.find(s).unwrap();
     let units = |edits: &[(Range<usize>, &str)]| {
         let (after, replaced) = replace_in(src, edits);
-        let changed = changed_units(&after, &items(&after).unwrap(), &replaced).unwrap();
+        let changed = changed_units(&LexedFile::new(&after).unwrap(), &replaced).unwrap();
         let text = |r: &Range<usize>| after[r.clone()].trim().to_owned();
         (
             changed.cut.ranges.iter().map(text).collect::<Vec<_>>(),
@@ -843,10 +843,13 @@ fn judge_additions(
         // Function bodies' starts (top-level and members), and members' names.
         let (mut bodies, mut heads): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
         for w in bounds.windows(2) {
-            let units = nested_units(src.as_bytes(), w[0]..w[1]);
+            let Some(lx) = Lexed::new(src.as_bytes(), w[0]..w[1]) else {
+                continue;
+            };
+            let units = lx.nested_units(w[0]..w[1]);
             let functions = std::iter::once(w[0]..w[1]).chain(units.iter().map(|(_, u)| u.clone()));
             for unit in functions {
-                if let Some(b) = statement_boundaries(src.as_bytes(), unit.clone())
+                if let Some(b) = lx.statement_boundaries(unit.clone())
                     && !bodies.contains(&b[0])
                 {
                     bodies.push(b[0]);
@@ -886,15 +889,13 @@ fn judge_additions(
             );
         for (at, addition, valid) in additions {
             let (after, replaced) = replace_in(&src, &[(at..at, addition)]);
-            let Some(after_items) = items(&after) else {
+            let Some(lexed) = LexedFile::new(&after) else {
                 continue;
             };
-            let Some(found) =
-                changed_units_errors(&src, &after, &after_items, &replaced, &|_| true)
-            else {
+            let Some(found) = changed_units_errors(&src, &lexed, &replaced, &|_| true) else {
                 continue;
             };
-            let changed = changed_units(&after, &after_items, &replaced).unwrap();
+            let changed = changed_units(&lexed, &replaced).unwrap();
             judged += 1;
             statements += usize::from(!changed.bodies.is_empty());
             members += usize::from(!changed.cut.inner.is_empty());
