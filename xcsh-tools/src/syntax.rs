@@ -378,16 +378,19 @@ fn judge(
     // error of the result is, the original need not be parsed to tell that all are new.
     let before_lines: OnceCell<HashSet<&str>> = OnceCell::new();
     let may_be_old = |errors: &[SyntaxErrorNode]| {
+        let mut lines = errors.iter().map(|e| line_text(&after, e.byte).trim());
+        // A few lines are searched for; for many, the original's lines are hashed once.
+        if errors.len() <= SEARCHED_LINES {
+            return lines.any(|line| has_line(&before, line));
+        }
         // `lines` leaves out the empty line after a last newline, where a `MISSING` node
         // at the end of the file is.
-        let lines = before_lines.get_or_init(|| {
-            let mut lines: HashSet<&str> = before.lines().map(str::trim).collect();
-            lines.insert("");
-            lines
+        let kept = before_lines.get_or_init(|| {
+            let mut kept: HashSet<&str> = before.lines().map(str::trim).collect();
+            kept.insert("");
+            kept
         });
-        errors
-            .iter()
-            .any(|e| lines.contains(line_text(&after, e.byte).trim()))
+        lines.any(|line| kept.contains(line))
     };
     // A large Rust file: only the items the change touched are parsed, before and after.
     let items = (lang == Lang::Rust)
@@ -475,6 +478,23 @@ fn judge(
 }
 
 /// The line holding byte `at`.
+/// Errors up to which [`judge`] searches the original for their lines rather than hashing
+/// all of its lines.
+const SEARCHED_LINES: usize = 8;
+
+/// Whether a line of `text`, trimmed, is `line` (already trimmed), as a look-up in the set
+/// of `text.lines().map(str::trim)` and `""` would say.
+fn has_line(text: &str, line: &str) -> bool {
+    if line.is_empty() {
+        return true;
+    }
+    memchr::memmem::find_iter(text.as_bytes(), line.as_bytes()).any(|at| {
+        let start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+        let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+        text[start..end].trim() == line
+    })
+}
+
 fn line_text(text: &str, at: usize) -> &str {
     let at = at.min(text.len());
     let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
@@ -517,5 +537,39 @@ pub(crate) fn with_syntax(text: &mut String, syntax: &SyntaxReport, refusal: Opt
         let at = text.rfind(CLOSING).unwrap_or(text.len());
         text.truncate(at);
         text.push_str(&format!("\n\nThis change will be refused: {refusal}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The search says what the set of trimmed lines says, for every line of each text
+    /// and for parts, joins and padding of them.
+    #[test]
+    fn a_searched_line_is_found_as_the_set_of_lines_finds_it() {
+        let texts = [
+            "fn a() {\n    let x = 1;\r\n  x\n}\n",
+            "  a\n\ta b \nab\n\n",
+            "x",
+            "",
+            "let x = 1; let x = 1;\nlet x = 1;x\n",
+        ];
+        for text in texts {
+            let mut kept: HashSet<&str> = text.lines().map(str::trim).collect();
+            kept.insert("");
+            let mut probes: Vec<String> = text.lines().map(|l| l.trim().to_owned()).collect();
+            probes.extend(
+                ["a", "b", "a b", "ab", "x", "let x = 1;", "1;", "}", "", " "].map(String::from),
+            );
+            for probe in probes {
+                let probe = probe.trim();
+                assert_eq!(
+                    has_line(text, probe),
+                    kept.contains(probe),
+                    "{text:?} {probe:?}"
+                );
+            }
+        }
     }
 }

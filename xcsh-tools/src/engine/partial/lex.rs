@@ -36,13 +36,19 @@ impl Iterator for Lexemes<'_> {
         let src = self.src;
         let mut i = self.at;
         loop {
+            // Whitespace in a run, from a table (this loop reads every byte of a file).
+            while i < self.end && CLASS[usize::from(src[i])] == SPACE {
+                i += 1;
+            }
             if i >= self.end {
                 return None;
             }
-            i = match (src[i], src.get(i + 1)) {
-                (b' ' | b'\t' | b'\n' | b'\r', _) => i + 1,
-                (b'/', Some(b'/')) => memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |n| i + n),
-                (b'/', Some(b'*')) => match block_comment_end(src, i) {
+            if src[i] != b'/' {
+                break;
+            }
+            i = match src.get(i + 1) {
+                Some(b'/') => memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |n| i + n),
+                Some(b'*') => match block_comment_end(src, i) {
                     Some(end) => end,
                     None => return self.fail(),
                 },
@@ -64,6 +70,30 @@ impl Iterator for Lexemes<'_> {
         }
     }
 }
+
+/// [`CLASS`] of the bytes a token never holds: ASCII whitespace, as tree-sitter-rust's
+/// `extras` skip it.
+const SPACE: u8 = 1;
+/// [`CLASS`] of the bytes of a word ([`is_word_byte`]).
+const WORD: u8 = 2;
+
+/// Each byte's class: [`SPACE`], [`WORD`] or 0.
+static CLASS: [u8; 256] = {
+    let mut class = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let byte = b as u8;
+        class[b] = if matches!(byte, b' ' | b'\t' | b'\n' | b'\r') {
+            SPACE
+        } else if byte.is_ascii_alphanumeric() || byte == b'_' || byte >= 0x80 {
+            WORD
+        } else {
+            0
+        };
+        b += 1;
+    }
+    class
+};
 
 impl Lexemes<'_> {
     fn fail(&mut self) -> Option<Result<Range<usize>, Unlexable>> {
@@ -122,12 +152,12 @@ pub(super) fn unbalanced(src: &[u8], span: Range<usize>) -> Option<Unbalanced> {
 /// keywords and number literals (a non-ASCII whitespace character read as a word only
 /// keeps items together).
 pub(super) fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+    CLASS[usize::from(b)] == WORD
 }
 
 fn word_at(src: &[u8], i: usize) -> &[u8] {
-    let len = src[i..].iter().take_while(|&&b| is_word_byte(b)).count();
-    &src[i..i + len]
+    let len = src[i..].iter().position(|&b| !is_word_byte(b));
+    &src[i..len.map_or(src.len(), |len| i + len)]
 }
 
 /// Past the word at `i`, and past the literal it prefixes (`r"…"`, `br#"…"#`, `b'x'`, `c"…"`).
