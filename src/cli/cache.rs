@@ -6,7 +6,8 @@ use xcsh::tools::engine::{DEFAULT_CACHE_BYTES, ParseCache};
 pub(crate) struct CacheArgs {
     /// Keep up to this many MiB of parsed files between calls (default 256; 0 keeps
     /// nothing): a later search or preview over unchanged files neither reads nor parses
-    /// them again. Every reuse is checked against the file as it is now.
+    /// them again (a file no call parsed is kept from its second read). Every reuse is
+    /// checked against the file as it is now.
     #[arg(long, value_name = "MIB", default_value_t = DEFAULT_CACHE_BYTES >> 20)]
     cache_mb: usize,
 }

@@ -181,3 +181,28 @@ fn probe_tree_memory() {
         (after - before) as f64 / stats.bytes as f64
     );
 }
+
+#[test]
+fn a_file_no_call_parsed_is_kept_from_its_second_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.rs");
+    fs::write(&a, "fn f() { x.unwrap(); }\n").unwrap();
+    age(&a, 60);
+    let cache = ParseCache::new(16 << 20);
+    // No call matches `zzqq`: the prefilter rules the file out unparsed. A one-shot call
+    // keeps nothing of it.
+    assert!(search(dir.path(), "zzqq($A)", Some(&cache)).is_empty());
+    assert_eq!(cache.stats().entries, 0, "{:?}", cache.stats());
+    // Read again, its text is kept; the third call reuses it unread.
+    assert!(search(dir.path(), "zzqq($A)", Some(&cache)).is_empty());
+    assert_eq!(cache.stats().entries, 1, "{:?}", cache.stats());
+    assert_eq!(search(dir.path(), "$X.unwrap()", Some(&cache)).len(), 1);
+    assert_eq!(cache.stats().text_hits, 1, "{:?}", cache.stats());
+    // A parsed file's tree is kept at its first read.
+    let b = dir.path().join("b.rs");
+    fs::write(&b, "fn g() { y.unwrap(); }\n").unwrap();
+    age(&b, 60);
+    assert_eq!(search(dir.path(), "$X.unwrap()", Some(&cache)).len(), 2);
+    assert_eq!(search(dir.path(), "$X.unwrap()", Some(&cache)).len(), 2);
+    assert!(cache.stats().parsed_hits >= 2, "{:?}", cache.stats());
+}

@@ -24,6 +24,14 @@
 //! slower than no cache). A budget of 0 keeps nothing. A file whose tree would not be kept
 //! is parsed as without a cache (a Rust file only around where a match can be), and only its
 //! text is kept.
+//!
+//! **A text alone is kept the second time it is read.** A file no call parsed (the
+//! prefilter ruled it out, or only its items were parsed) costs a later call one read, not
+//! a parse; keeping its text at first sight would make every one-shot call (a replayed
+//! script, `xcsh session` over one change) pay for copies nobody reuses (on the benchmark
+//! corpus, 67 MB of fresh pages: as much as the rest of a call that matches nothing). So the
+//! first read of such a file only marks it seen, and the next read keeps it. A file that was
+//! parsed whole keeps its tree at once: a parse is what later calls save.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -126,8 +134,15 @@ struct Inner {
     call_began: u64,
     /// The clock when the call before it began: entries used since are not evicted.
     previous_began: u64,
+    /// Hashes of the paths whose text was read once and not kept (see the module's doc): a
+    /// collision only keeps a text one read early.
+    seen: foldhash::HashSet<u64>,
     stats: CacheStats,
 }
+
+/// Paths marked seen at most: past it the marks start again (a text is then kept one read
+/// later), so that walking ever new files does not grow the set without bound.
+const SEEN_LIMIT: usize = 1 << 20;
 
 struct Entry {
     /// Its key again, for the order of use.
@@ -224,6 +239,7 @@ impl ParseCache {
         let mut inner = self.lock();
         inner.entries.clear();
         inner.by_use.clear();
+        inner.seen.clear();
         inner.stats.entries = 0;
         inner.stats.bytes = 0;
     }
@@ -264,22 +280,36 @@ impl ParseCache {
         inner.touch(key)
     }
 
-    /// The kept tree of `path` when the text just read has the fingerprint kept (its metadata
-    /// changed, or it is racy): the entry is then renewed with `stat`.
+    /// The kept tree of `path` when `text`, just read, has the fingerprint kept (its
+    /// metadata changed, or it is racy): the entry is then renewed with `stat`. The text is
+    /// hashed only when there is a kept tree to compare it with, and outside the lock.
     pub(crate) fn same_content(
         &self,
         path: &Path,
         lang: Lang,
         stat: &Stat,
-        fingerprint: Fingerprint,
+        text: &str,
     ) -> Option<Arc<Root>> {
         if self.budget == 0 {
             return None;
         }
-        let mut inner = self.lock();
         let key = path.as_os_str();
+        let kept = {
+            let mut inner = self.lock();
+            let kept = inner
+                .entries
+                .get(key)
+                .filter(|e| e.lang == lang && e.root.is_some())
+                .map(|e| e.fingerprint);
+            if kept.is_none() {
+                inner.stats.misses += 1;
+            }
+            kept?
+        };
+        let fingerprint = Fingerprint::of(text.as_bytes());
+        let mut inner = self.lock();
         let same = inner.entries.get_mut(key).and_then(|entry| {
-            let same = entry.lang == lang && entry.fingerprint == fingerprint;
+            let same = entry.lang == lang && entry.fingerprint == kept && kept == fingerprint;
             (same && entry.root.is_some()).then(|| {
                 entry.stat = *stat;
                 entry.verified = SystemTime::now();
@@ -293,21 +323,25 @@ impl ParseCache {
     }
 
     /// Keeps `text` (and `root`, when parsed) for `path`, evicting the least recently used
-    /// entries past the budget. `verified` is when the text was read.
-    #[allow(clippy::too_many_arguments)]
+    /// entries past the budget. `verified` is when the text was read. A text without a tree
+    /// is kept only the second time (see the module's doc): the first time, the path is
+    /// marked seen.
     pub(crate) fn keep(
         &self,
         path: &Path,
         lang: Lang,
         stat: Stat,
         verified: SystemTime,
-        fingerprint: Fingerprint,
         text: Arc<str>,
         root: Option<Arc<Root>>,
     ) {
         if self.budget == 0 {
             return;
         }
+        if root.is_none() && self.first_sight(path) {
+            return;
+        }
+        let fingerprint = Fingerprint::of(text.as_bytes());
         // The words cost a pass over the text, paid back by the calls that reuse it. A cache
         // that is full evicts to admit, and a call over more files than it holds re-reads
         // most of them on every call: their words would be built each time and never
@@ -344,6 +378,22 @@ impl ParseCache {
             },
         );
         inner.evict_to(self.budget);
+    }
+
+    /// Whether this is the first time a text of `path` is offered without a tree and nothing
+    /// is kept for it: it is then marked seen.
+    fn first_sight(&self, path: &Path) -> bool {
+        use std::hash::BuildHasher as _;
+        let key = path.as_os_str();
+        let hash = foldhash::fast::FixedState::default().hash_one(key.as_encoded_bytes());
+        let mut inner = self.lock();
+        if inner.entries.contains_key(key) {
+            return false;
+        }
+        if inner.seen.len() >= SEEN_LIMIT {
+            inner.seen.clear();
+        }
+        inner.seen.insert(hash)
     }
 
     /// Whether a parse of `text_len` bytes of source would be kept now: its estimated cost
@@ -496,7 +546,6 @@ mod tests {
         std::fs::write(&path, "x".repeat(500)).unwrap();
         let stat = Stat::of(&std::fs::metadata(&path).unwrap());
         let text: Arc<str> = Arc::from("x".repeat(500));
-        let fingerprint = Fingerprint::of(text.as_bytes());
 
         let cache = ParseCache::new(600);
         // 10 bytes: 20 of text and 2 nodes of 160 fit; 100 bytes (4,200) never do.
@@ -504,7 +553,10 @@ mod tests {
         assert!(!cache.would_keep_tree(100));
         cache.begin_call();
         let now = SystemTime::now();
-        cache.keep(&path, Lang::Rust, stat, now, fingerprint, text, None);
+        // A text alone is kept the second time it is offered.
+        cache.keep(&path, Lang::Rust, stat, now, Arc::clone(&text), None);
+        assert!(cache.would_keep_tree(10));
+        cache.keep(&path, Lang::Rust, stat, now, text, None);
         // 100 bytes of room left, and the entry this call used is not evicted.
         assert!(!cache.would_keep_tree(10));
         cache.begin_call();
@@ -528,8 +580,8 @@ mod tests {
             let stat = Stat::of(&std::fs::metadata(&path).unwrap());
             let text: Arc<str> = Arc::from(text);
             let old = SystemTime::now() + RACY_WINDOW;
-            let fingerprint = Fingerprint::of(text.as_bytes());
-            cache.keep(&path, Lang::Rust, stat, old, fingerprint, text, None);
+            cache.keep(&path, Lang::Rust, stat, old, Arc::clone(&text), None);
+            cache.keep(&path, Lang::Rust, stat, old, text, None);
             (path, stat)
         };
         let cache = ParseCache::new(1 << 20);
@@ -552,5 +604,42 @@ mod tests {
         small.add_words(&path, &hit.text, words);
         assert_eq!((small.stats().bytes, small.stats().entries), (0, 0));
         assert!(small.fresh(&path, Lang::Rust, &stat).is_none());
+    }
+
+    /// A text without a tree is only marked seen the first time (a one-shot call keeps none);
+    /// the second read keeps it, and a tree is kept at once.
+    #[test]
+    fn a_text_alone_is_kept_at_its_second_read_and_a_tree_at_its_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.rs");
+        let src = "fn alpha() {}\n";
+        std::fs::write(&path, src).unwrap();
+        let stat = Stat::of(&std::fs::metadata(&path).unwrap());
+        let old = SystemTime::now() + RACY_WINDOW;
+        let cache = ParseCache::new(1 << 20);
+        cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None);
+        assert_eq!(cache.stats().entries, 0);
+        assert!(cache.fresh(&path, Lang::Rust, &stat).is_none());
+        cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None);
+        assert_eq!(cache.stats().entries, 1);
+        assert!(cache.fresh(&path, Lang::Rust, &stat).is_some());
+
+        let other = dir.path().join("b.rs");
+        std::fs::write(&other, src).unwrap();
+        let stat = Stat::of(&std::fs::metadata(&other).unwrap());
+        let root = Arc::new(super::super::matching::parse(src, Lang::Rust).unwrap());
+        let old = SystemTime::now() + RACY_WINDOW;
+        cache.keep(&other, Lang::Rust, stat, old, Arc::from(src), Some(root));
+        assert!(
+            cache
+                .fresh(&other, Lang::Rust, &stat)
+                .unwrap()
+                .root
+                .is_some()
+        );
+
+        cache.clear();
+        cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None);
+        assert_eq!(cache.stats().entries, 0, "clearing forgets what was seen");
     }
 }

@@ -30,7 +30,6 @@ use super::matching::{Root, parse};
 use super::pattern::{LangOps, OpKind};
 use super::prefilter::{Anchors, Tokens, Words};
 use super::{CompiledOps, Control, EngineError, Lang, Progress, partial};
-use crate::changeset::Fingerprint;
 use crate::workspace::{Workspace, is_apply_state, is_temp_artifact};
 
 /// Where a run looks: a workspace, a path inside it, and an optional extra glob.
@@ -386,7 +385,7 @@ impl Shared<'_> {
             (Some(cache), Some(stat)) => cache.fresh(path, lang, stat),
             _ => None,
         };
-        // `read`: when the file was read now, when and what (to keep it).
+        // `read`: when the file was read now, when (to keep it).
         let (text, mut root, read, words) = match kept {
             Some(hit) => {
                 let words = match (hit.words, self.cache) {
@@ -404,12 +403,10 @@ impl Shared<'_> {
                 let Some(text) = self.read_text(path, &display) else {
                     return false;
                 };
-                // Hashed only to compare with, or to keep in, a cache: not on the cold path.
                 match (self.cache, &stat) {
                     (Some(cache), Some(stat)) => {
-                        let fingerprint = Fingerprint::of(text.as_bytes());
-                        let root = cache.same_content(path, lang, stat, fingerprint);
-                        (text, root, Some((read_at, fingerprint)), None)
+                        let root = cache.same_content(path, lang, stat, &text);
+                        (text, root, Some(read_at), None)
                     }
                     _ => (text, None, None, None),
                 }
@@ -426,8 +423,8 @@ impl Shared<'_> {
             self.with_literals.fetch_add(1, Ordering::Relaxed);
         }
         let keep = |root: Option<Arc<Root>>| {
-            if let (Some(cache), Some(stat), Some((at, fingerprint))) = (self.cache, stat, read) {
-                cache.keep(path, lang, stat, at, fingerprint, text.clone(), root);
+            if let (Some(cache), Some(stat), Some(at)) = (self.cache, stat, read) {
+                cache.keep(path, lang, stat, at, text.clone(), root);
             }
         };
         // Found once: they choose what to parse here and where to look for matches later.
