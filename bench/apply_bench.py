@@ -7,7 +7,9 @@ For each pattern, on one scratch copy of the corpus:
    are noted, the tree is put back, and `ast-grep run --update-all` must leave exactly the
    same tree (else the run fails, naming the first differing file);
 2. timed, `--runs` rounds, the order rotating each round: `xcsh ast-edit -p P -r R -l rust
-   --yes` (preview rendered to /dev/null, then the journalled apply), `xcsh session` replaying
+   --yes` (preview rendered to /dev/null, then the journalled apply), the same with
+   `--syntax-guard warn` (the check the session's tools run by default: the like-for-like
+   terminal run), `xcsh session` replaying
    `ast_edit` then `resolve apply` (each result printed as a JSON line to /dev/null), and
    `ast-grep run -l rust -p P -r R --update-all .`. After every run the changed files must
    hold their new bytes; then the originals are written back, `.xcsh` removed and the disk
@@ -45,6 +47,10 @@ STATE_DIR = ".xcsh"
 
 def xcsh_yes(args, pat, out):
     return [args.xcsh, "ast-edit", "-p", pat, "-r", out, "-l", "rust", "--yes"]
+
+
+def xcsh_yes_guard(args, pat, out):
+    return xcsh_yes(args, pat, out) + ["--syntax-guard", "warn"]
 
 
 def xcsh_session(args, script):
@@ -119,13 +125,14 @@ def pattern_row(args, name, pat, out, what) -> dict:
 
     contestants = {
         "ast-edit --yes": (xcsh_yes(args, pat, out), (0,)),
+        "ast-edit --yes --syntax-guard warn": (xcsh_yes_guard(args, pat, out), (0,)),
         "session": (xcsh_session(args, script), (0,)),
         "ast-grep --update-all": (cli_update(args, pat, out), (0, 1)),
     }
     order = list(contestants)
     samples = {who: [] for who in order}
     for i in range(args.runs):
-        turn = order[i % 3:] + order[:i % 3]
+        turn = order[i % len(order):] + order[:i % len(order)]
         for who in turn:
             cmd, ok = contestants[who]
             samples[who].append(run(cmd, cwd=tree, ok_codes=ok))
@@ -142,18 +149,20 @@ def pattern_row(args, name, pat, out, what) -> dict:
         apply_only = json.loads(res.stdout)
         put_back(tree, args.corpus, expected)
 
-    x, s, c = (summarize(samples[w]) for w in order)
+    x, g, s, c = (summarize(samples[w]) for w in order)
     paired = lambda a, b: statistics.median(  # noqa: E731
         bs.wall_s / as_.wall_s for as_, bs in zip(samples[a], samples[b]))
     return {
         "name": name, "pattern": pat, "rewrite": out, "what": what,
         "files_changed": len(expected), "identical": identical, "first_difference": diff,
-        "yes": x, "session": s, "cli": c,
+        "yes": x, "yes_guard": g, "session": s, "cli": c,
         "speedup_yes": c["wall_s"] / x["wall_s"],
         "speedup_session": c["wall_s"] / s["wall_s"],
         "speedup_yes_paired": paired("ast-edit --yes", "ast-grep --update-all"),
         "speedup_session_paired": paired("session", "ast-grep --update-all"),
         "session_over_yes": s["wall_s"] / x["wall_s"],
+        # The session's tools run the syntax guard by default, `--yes` only when asked.
+        "session_over_yes_guard": s["wall_s"] / g["wall_s"],
         "apply_only": apply_only,
         "samples": {k: [v.as_dict() for v in vs] for k, vs in samples.items()},
     }
@@ -209,7 +218,8 @@ def main() -> int:
             f"session {fmt_s(row['session']['wall_s'])} "
             f"cli {fmt_s(row['cli']['wall_s'])} | {row['speedup_yes']:.2f}x / "
             f"{row['speedup_session']:.2f}x faster; session/--yes "
-            f"{row['session_over_yes']:.2f}{tail}"
+            f"{row['session_over_yes']:.2f} (over --yes --syntax-guard warn "
+            f"{row['session_over_yes_guard']:.2f}){tail}"
             f"{'' if row['identical'] else ' | DIFFERENT TREES'}")
         if not row["identical"]:
             failed.append(row)
@@ -224,6 +234,8 @@ def main() -> int:
                                      default=float("nan")),
         "worst_session_over_yes": max((r["session_over_yes"] for r in rows),
                                       default=float("nan")),
+        "worst_session_over_yes_guard": max((r["session_over_yes_guard"] for r in rows),
+                                            default=float("nan")),
         "median_apply_over_plain": med([r["apply_only"]["ratio"] for r in applied]),
         "worst_apply_over_plain": max((r["apply_only"]["ratio"] for r in applied),
                                       default=float("nan")),
@@ -236,7 +248,8 @@ def main() -> int:
     log(f"end to end vs ast-grep --update-all: --yes median {summary['median_speedup_yes']:.2f}x "
         f"(worst {summary['worst_speedup_yes']:.2f}x), session median "
         f"{summary['median_speedup_session']:.2f}x (worst {summary['worst_speedup_session']:.2f}x); "
-        f"session/--yes worst {summary['worst_session_over_yes']:.2f}; apply alone / plain "
+        f"session/--yes worst {summary['worst_session_over_yes']:.2f} (over --yes "
+        f"--syntax-guard warn {summary['worst_session_over_yes_guard']:.2f}); apply alone / plain "
         f"writes median {summary['median_apply_over_plain']:.2f}x")
     for r in failed:
         log(f"ERROR: `{r['pattern']}` ({r['name']}): xcsh and ast-grep leave different trees; "
