@@ -162,12 +162,8 @@ impl Shape {
             unreachable!("a shape starts with a token (Shape::of)");
         };
         let mut starts = Vec::new();
+        let mut m = Matcher::new(self, tokens);
         for i in 0..tokens.len() {
-            let mut m = Matcher {
-                shape: self,
-                t: tokens,
-                steps: 0,
-            };
             if m.attempt(i) && self.lead_allows(tokens, i) {
                 starts.push(tokens.list[i].start as usize);
             }
@@ -179,15 +175,8 @@ impl Shape {
 impl Shape {
     /// Whether the shape may match anywhere in `tokens`.
     pub fn may_match(&self, tokens: &Tokens<'_>) -> bool {
-        (0..tokens.len()).any(|i| {
-            Matcher {
-                shape: self,
-                t: tokens,
-                steps: 0,
-            }
-            .attempt(i)
-                && self.lead_allows(tokens, i)
-        })
+        let mut m = Matcher::new(self, tokens);
+        (0..tokens.len()).any(|i| m.attempt(i) && self.lead_allows(tokens, i))
     }
 
     /// Whether what stands before token `i` may be the leading metavariable's node.
@@ -426,16 +415,45 @@ enum Run {
     List,
 }
 
-/// One attempt to match a shape from one token.
+/// Attempts to match a shape, one from each token.
 struct Matcher<'a, 's> {
     shape: &'a Shape,
     t: &'a Tokens<'s>,
+    /// The steps of the current attempt.
     steps: u32,
+    /// Emptied lists of positions, reused: an attempt takes a few at each step, and a file
+    /// of 100,000 `pub const` items makes as many attempts.
+    pool: Vec<Vec<usize>>,
+    /// Per word token, whether it is skippable, once looked up: 0 not yet, 1 yes, 2 no (the
+    /// gaps of one attempt and of the next step over the same words again).
+    skippable_words: Vec<u8>,
 }
 
-impl Matcher<'_, '_> {
+impl<'a, 's> Matcher<'a, 's> {
+    fn new(shape: &'a Shape, t: &'a Tokens<'s>) -> Self {
+        Self {
+            shape,
+            t,
+            steps: 0,
+            pool: Vec::new(),
+            skippable_words: Vec::new(),
+        }
+    }
+
+    /// An empty list of positions, from the pool.
+    fn list(&mut self) -> Vec<usize> {
+        self.pool.pop().unwrap_or_default()
+    }
+
+    /// Gives a list back to the pool.
+    fn give_back(&mut self, mut list: Vec<usize>) {
+        list.clear();
+        self.pool.push(list);
+    }
+
     /// Whether the shape may match with its first element on token `start`.
     fn attempt(&mut self, start: usize) -> bool {
+        self.steps = 0;
         let items = &self.shape.items;
         match self.element_at(0, start) {
             None => true,
@@ -489,11 +507,24 @@ impl Matcher<'_, '_> {
         }
     }
 
-    fn skippable(&self, i: usize) -> bool {
+    fn skippable(&mut self, i: usize) -> bool {
         let tok = self.t.list[i];
         match tok.kind {
             Kind::Punct | Kind::Open | Kind::Close | Kind::Opaque => true,
-            Kind::Word => self.shape.skippable.contains(self.t.text(i)),
+            Kind::Word => {
+                if self.skippable_words.is_empty() {
+                    self.skippable_words = vec![0; self.t.len()];
+                }
+                match self.skippable_words[i] {
+                    1 => true,
+                    2 => false,
+                    _ => {
+                        let yes = self.shape.skippable.contains(self.t.text(i));
+                        self.skippable_words[i] = if yes { 1 } else { 2 };
+                        yes
+                    }
+                }
+            }
             Kind::Lit | Kind::Lifetime => false,
         }
     }
@@ -531,43 +562,36 @@ impl Matcher<'_, '_> {
             return self.element_from(e, end, t, limit);
         }
         // Every start the gap allows.
-        let mut starts = Vec::new();
-        if self.gap_starts(gap, t, limit, &mut starts) {
-            return true;
-        }
-        for s in starts {
-            if self.element_from(e, end, s, limit) {
-                return true;
-            }
-        }
-        false
+        let mut starts = self.list();
+        let found = self.gap_starts(gap, t, limit, &mut starts)
+            || (0..starts.len()).any(|k| self.element_from(e, end, starts[k], limit));
+        self.give_back(starts);
+        found
     }
 
     /// Pushes the positions where the element after `gap` may start; `true` when an opaque
     /// token makes it a maybe.
-    fn gap_starts(&self, gap: Gap, t: usize, limit: usize, out: &mut Vec<usize>) -> bool {
+    fn gap_starts(&mut self, gap: Gap, t: usize, limit: usize, out: &mut Vec<usize>) -> bool {
         if !gap.loose {
             // One base: the starts come out in order.
             return self.skip_from(gap, t, limit, out);
         }
-        let mut bases = vec![t];
+        let mut bases = self.list();
+        bases.push(t);
         self.balanced_ends(t, limit, Run::Trailing, &mut bases);
         // The bases rise, and a skip from a base inside the last one's run ends where that
         // run did: each is pushed once, in order.
-        for base in bases {
-            if out.last().is_some_and(|&covered| base <= covered) {
-                continue;
-            }
-            if self.skip_from(gap, base, limit, out) {
-                return true;
-            }
-        }
-        false
+        let maybe = bases.iter().any(|&base| {
+            out.last().is_none_or(|&covered| base > covered)
+                && self.skip_from(gap, base, limit, out)
+        });
+        self.give_back(bases);
+        maybe
     }
 
     /// Pushes `base`, and with `gap.skip` each position after a run of skippable tokens from
     /// it; `true` when an opaque token makes it a maybe.
-    fn skip_from(&self, gap: Gap, base: usize, limit: usize, out: &mut Vec<usize>) -> bool {
+    fn skip_from(&mut self, gap: Gap, base: usize, limit: usize, out: &mut Vec<usize>) -> bool {
         out.push(base);
         if !gap.skip {
             return false;
@@ -587,9 +611,11 @@ impl Matcher<'_, '_> {
     }
 
     /// Whether the gap can take exactly `t..limit`.
-    fn gap_reaches(&self, gap: Gap, t: usize, limit: usize) -> bool {
-        let mut out = Vec::new();
-        self.gap_starts(gap, t, limit, &mut out) || out.contains(&limit)
+    fn gap_reaches(&mut self, gap: Gap, t: usize, limit: usize) -> bool {
+        let mut out = self.list();
+        let reaches = self.gap_starts(gap, t, limit, &mut out) || out.contains(&limit);
+        self.give_back(out);
+        reaches
     }
 
     /// Pushes every end `r` (exclusive, `t < r <= limit`) of a balanced run from `t` that
@@ -648,7 +674,7 @@ impl Matcher<'_, '_> {
     fn element_from(&mut self, e: usize, end: usize, s: usize, limit: usize) -> bool {
         match self.shape.items[e].el {
             El::One | El::Many => {
-                let mut ends = Vec::new();
+                let mut ends = self.list();
                 if self.shape.items[e].el == El::Many {
                     ends.push(s);
                 }
@@ -658,7 +684,19 @@ impl Matcher<'_, '_> {
                     Run::List
                 };
                 self.balanced_ends(s, limit, run, &mut ends);
-                ends.into_iter().any(|r| self.seq(e + 1, end, r, limit))
+                // Any order gives the same verdict. A list is tried longest first: most often
+                // it runs to the partner of the bracket it is in (`{ $$$B }`), where the rest
+                // matches at once; from the shortest, every position inside is tried before.
+                // A node is tried shortest first (`$X` is most often one word).
+                let found = if run == Run::List {
+                    (0..ends.len())
+                        .rev()
+                        .any(|k| self.seq(e + 1, end, ends[k], limit))
+                } else {
+                    (0..ends.len()).any(|k| self.seq(e + 1, end, ends[k], limit))
+                };
+                self.give_back(ends);
+                found
             }
             El::Tok(..) | El::AnyLit => {
                 if s >= limit {
