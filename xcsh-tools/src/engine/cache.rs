@@ -140,9 +140,10 @@ struct Inner {
     stats: CacheStats,
 }
 
-/// Paths marked seen at most: past it the marks start again (a text is then kept one read
-/// later), so that walking ever new files does not grow the set without bound.
-const SEEN_LIMIT: usize = 1 << 20;
+/// Paths marked seen at most (about 4 MB of marks): past it the marks start again (a text is
+/// then kept one read later), so that walking ever new files does not grow the set without
+/// bound. A path is unmarked when its text is kept.
+const SEEN_LIMIT: usize = 1 << 18;
 
 struct Entry {
     /// Its key again, for the order of use.
@@ -239,7 +240,7 @@ impl ParseCache {
         let mut inner = self.lock();
         inner.entries.clear();
         inner.by_use.clear();
-        inner.seen.clear();
+        inner.seen = foldhash::HashSet::default();
         inner.stats.entries = 0;
         inner.stats.bytes = 0;
     }
@@ -280,15 +281,17 @@ impl ParseCache {
         inner.touch(key)
     }
 
-    /// The kept tree of `path` when `text`, just read, has the fingerprint kept (its
-    /// metadata changed, or it is racy): the entry is then renewed with `stat`. The text is
-    /// hashed only when there is a kept tree to compare it with, and outside the lock.
+    /// The kept tree of `path` when `text`, read at `read_at`, has the fingerprint kept (its
+    /// metadata changed, or it is racy): the entry is then renewed with `stat`, as verified
+    /// then. The text is hashed only when there is a kept tree to compare it with, and
+    /// outside the lock.
     pub(crate) fn same_content(
         &self,
         path: &Path,
         lang: Lang,
         stat: &Stat,
         text: &str,
+        read_at: SystemTime,
     ) -> Option<Arc<Root>> {
         if self.budget == 0 {
             return None;
@@ -312,7 +315,7 @@ impl ParseCache {
             let same = entry.lang == lang && entry.fingerprint == kept && kept == fingerprint;
             (same && entry.root.is_some()).then(|| {
                 entry.stat = *stat;
-                entry.verified = SystemTime::now();
+                entry.verified = read_at;
             })
         });
         if same.is_none() {
@@ -390,10 +393,15 @@ impl ParseCache {
         if inner.entries.contains_key(key) {
             return false;
         }
-        if inner.seen.len() >= SEEN_LIMIT {
-            inner.seen.clear();
+        // Seen before: kept now, and no longer marked.
+        if inner.seen.remove(&hash) {
+            return false;
         }
-        inner.seen.insert(hash)
+        if inner.seen.len() >= SEEN_LIMIT {
+            inner.seen = foldhash::HashSet::default();
+        }
+        inner.seen.insert(hash);
+        true
     }
 
     /// Whether a parse of `text_len` bytes of source would be kept now: its estimated cost
@@ -438,14 +446,19 @@ impl ParseCache {
         inner.evict_to(self.budget);
     }
 
-    /// Adds the tree parsed from a kept text (its entry stays as verified before).
-    pub(crate) fn add_root(&self, path: &Path, lang: Lang, root: Arc<Root>) {
+    /// Adds the tree parsed from a kept text (its entry stays as verified before), when the
+    /// entry still holds that `text`: another call may have kept a newer one meanwhile.
+    pub(crate) fn add_root(&self, path: &Path, lang: Lang, text: &Arc<str>, root: Arc<Root>) {
         if self.budget == 0 {
             return;
         }
         let mut inner = self.lock();
         let key = path.as_os_str();
-        let Some(entry) = inner.entries.get_mut(key).filter(|e| e.lang == lang) else {
+        let Some(entry) = inner
+            .entries
+            .get_mut(key)
+            .filter(|e| e.lang == lang && Arc::ptr_eq(&e.text, text))
+        else {
             return;
         };
         let cost = cost_of(&entry.text, entry.words.as_deref(), Some(&root));
@@ -641,5 +654,31 @@ mod tests {
         cache.clear();
         cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None);
         assert_eq!(cache.stats().entries, 0, "clearing forgets what was seen");
+    }
+
+    /// A tree parsed from a text another call has since replaced (the file was edited, and
+    /// read again) is not added to the newer entry.
+    #[test]
+    fn a_tree_of_a_replaced_text_is_not_added() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.rs");
+        std::fs::write(&path, "fn a() {}\n").unwrap();
+        let stat = Stat::of(&std::fs::metadata(&path).unwrap());
+        let old = SystemTime::now() + RACY_WINDOW;
+        let cache = ParseCache::new(1 << 20);
+        let first: Arc<str> = Arc::from("fn a() {}\n");
+        cache.keep(&path, Lang::Rust, stat, old, Arc::clone(&first), None);
+        cache.keep(&path, Lang::Rust, stat, old, Arc::clone(&first), None);
+        let hit = cache.fresh(&path, Lang::Rust, &stat).unwrap();
+        // Meanwhile the file is edited and another call keeps its new text.
+        std::fs::write(&path, "fn b() {}\n").unwrap();
+        let now = Stat::of(&std::fs::metadata(&path).unwrap());
+        let old = SystemTime::now() + RACY_WINDOW;
+        cache.keep(&path, Lang::Rust, now, old, Arc::from("fn b() {}\n"), None);
+        let root = Arc::new(super::super::matching::parse(&hit.text, Lang::Rust).unwrap());
+        cache.add_root(&path, Lang::Rust, &hit.text, root);
+        let kept = cache.fresh(&path, Lang::Rust, &now).unwrap();
+        assert_eq!(&*kept.text, "fn b() {}\n");
+        assert!(kept.root.is_none(), "the old text's tree was added to the new text");
     }
 }

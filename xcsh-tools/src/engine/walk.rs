@@ -405,7 +405,7 @@ impl Shared<'_> {
                 };
                 match (self.cache, &stat) {
                     (Some(cache), Some(stat)) => {
-                        let root = cache.same_content(path, lang, stat, &text);
+                        let root = cache.same_content(path, lang, stat, &text, read_at);
                         (text, root, Some(read_at), None)
                     }
                     _ => (text, None, None, None),
@@ -488,7 +488,7 @@ impl Shared<'_> {
             match (self.cache, &root, read) {
                 (Some(_), Some(parsed), Some(_)) => keep(whole.then(|| parsed.clone())),
                 (Some(cache), Some(parsed), None) if whole => {
-                    cache.add_root(path, lang, parsed.clone());
+                    cache.add_root(path, lang, &text, parsed.clone());
                 }
                 _ => {}
             }
