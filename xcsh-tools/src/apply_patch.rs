@@ -13,7 +13,7 @@ use crate::output::{ChangeOutput, ChangeTotals, preview_resource, published};
 use crate::patch::{FileAction, PatchPlan, PlannedFile, parse, plan};
 use crate::run::{plural, workspace};
 use crate::staged::{apply_guarded, judge_syntax};
-use crate::syntax::SyntaxReport;
+use crate::syntax::{CleanOriginals, SyntaxReport};
 
 /// The tool's name.
 pub const APPLY_PATCH: &str = <ApplyPatch as CustomTool>::NAME;
@@ -102,7 +102,14 @@ impl ApplyPatch {
         // The syntax guard: does every changed file still parse?
         let mut notes = planned.notes.clone();
         let mut text = render_preview(&planned, config.max_preview_chars());
-        let (syntax, refuse) = judge_syntax(&changes, &config, &mut notes, &mut text).await?;
+        let (syntax, refuse) = judge_syntax(
+            &changes,
+            CleanOriginals::new(),
+            &config,
+            &mut notes,
+            &mut text,
+        )
+        .await?;
         let rows: Vec<Row> = planned.files.iter().map(Row::of).collect();
         let details =
             serde_json::json!({ "files": rows, "notes": planned.notes, "syntax": syntax });

@@ -12,7 +12,7 @@ use xcsh_core::{AgentToolResult, PendingAction, ToolContext, ToolError};
 use crate::changeset::{ApplyError, ChangeSet};
 use crate::config::AstToolsConfig;
 use crate::output::{ChangeOutput, ChangeTotals, preview_resource, published};
-use crate::syntax::{SyntaxGuard, SyntaxReport, with_syntax};
+use crate::syntax::{CleanOriginals, SyntaxGuard, SyntaxReport, with_syntax};
 
 /// Characters of before/after text per change in the details.
 const DETAIL_TEXT_CHARS: usize = 200;
@@ -170,16 +170,18 @@ macro_rules! staged_hooks {
 pub(crate) use staged_hooks;
 
 /// The syntax guard on a change `ast_edit` or `apply_patch` previews: judged off the async
-/// runtime, its notes (and the refusal, under `refuse`) added to `notes` and to the
-/// preview's `text`. Returns the verdict and whether the guard refuses a broken file.
+/// runtime (told which originals the producer knows parse), its notes (and the refusal, under
+/// `refuse`) added to `notes` and to the preview's `text`. Returns the verdict and whether
+/// the guard refuses a broken file.
 pub(crate) async fn judge_syntax(
     changes: &ChangeSet,
+    clean: CleanOriginals,
     config: &AstToolsConfig,
     notes: &mut Vec<String>,
     text: &mut String,
 ) -> Result<(SyntaxReport, bool), ToolError> {
     let checked = changes.clone();
-    let syntax = tokio::task::spawn_blocking(move || SyntaxReport::check(&checked))
+    let syntax = tokio::task::spawn_blocking(move || SyntaxReport::check_knowing(&checked, &clean))
         .await
         .map_err(|join| ToolError::new(format!("the syntax check did not complete: {join}")))?;
     let refusal = syntax.refusal(config.syntax_guard());

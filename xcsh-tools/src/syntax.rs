@@ -41,9 +41,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::changeset::{ChangeSet, Replaced, WrittenFile};
+use crate::changeset::{ChangeSet, Fingerprint, Replaced, WrittenFile};
 use crate::engine::Lang;
-use crate::engine::{ChangedItemsErrors, SyntaxErrorNode, changed_items_errors, syntax_errors};
+use crate::engine::{
+    ChangedItemsErrors, SMALL_FILE, SyntaxErrorNode, changed_items_errors,
+    changed_items_errors_at_any_size, syntax_errors,
+};
+
+/// Originals a producer parsed whole and found without a syntax error, by root-relative path,
+/// with the fingerprint of the text it parsed (`ast_edit`'s plan knows this of the small Rust
+/// files it changes). The guard trusts an entry only for a file whose original, as it reads
+/// it, has that fingerprint.
+pub(crate) type CleanOriginals = HashMap<String, Fingerprint>;
 
 /// Files whose verdict the notes give one by one; beyond it they are counted.
 const LISTED_FILES: usize = 20;
@@ -202,6 +211,14 @@ impl SyntaxReport {
     /// names a compiled language, before and after the change, and compares their error
     /// nodes. Reads the files as they are now.
     pub fn check(changes: &ChangeSet) -> SyntaxReport {
+        Self::check_knowing(changes, &CleanOriginals::new())
+    }
+
+    /// [`check`](Self::check), told which originals parse (see [`CleanOriginals`]): a small
+    /// Rust file among them is judged by what the change touched, as a large one is, and when
+    /// that parses, so does the whole result (its other parts are the original's). Any error
+    /// sends it to a whole parse, as without the hint: the verdicts are the same.
+    pub(crate) fn check_knowing(changes: &ChangeSet, clean: &CleanOriginals) -> SyntaxReport {
         let files = changes.written_contents();
         let judge = |file: &WrittenFile<'_>| -> Option<FileSyntax> {
             let lang = Lang::from_path(Path::new(&file.shown))?;
@@ -212,7 +229,11 @@ impl SyntaxReport {
                     Ok((before, after)) => {
                         let before = before.unwrap_or_default();
                         let replaced = file.replaced(&before, &after);
-                        judge(&file.shown, before, after, lang, &replaced)
+                        let parses = !before.is_empty()
+                            && clean
+                                .get(&file.shown)
+                                .is_some_and(|f| *f == Fingerprint::of(&before));
+                        judge(&file.shown, before, after, lang, &replaced, parses)
                     }
                     Err(why) => SyntaxVerdict::Unchecked { why },
                 },
@@ -360,13 +381,15 @@ impl SyntaxReport {
 }
 
 /// The verdict on a file of `lang` whose contents go from `before` (empty for a new file)
-/// to `after`; `file` names it in the errors.
+/// to `after`; `file` names it in the errors. `original_parses`: `before` is known to parse
+/// without an error (see [`CleanOriginals`]).
 fn judge(
     file: &str,
     before: Vec<u8>,
     after: Vec<u8>,
     lang: Lang,
     replaced: &[Replaced],
+    original_parses: bool,
 ) -> SyntaxVerdict {
     let Ok(after) = String::from_utf8(after) else {
         return SyntaxVerdict::Unchecked {
@@ -392,6 +415,18 @@ fn judge(
         });
         lines.any(|line| kept.contains(line))
     };
+    // A small Rust file whose original parses: when what the change touched parses alone
+    // and the rest reads as it did (see `changed_items_errors`), the rest has the original's
+    // errors, none, so the whole result parses. An error found there is left to the whole
+    // parse below, which reports it as it always did.
+    if lang == Lang::Rust
+        && original_parses
+        && after.len() < SMALL_FILE
+        && changed_items_errors_at_any_size(&before, &after, replaced, &|_| false)
+            .is_some_and(|found| found.after.is_empty())
+    {
+        return SyntaxVerdict::Parses;
+    }
     // A large Rust file: only the items the change touched are parsed, before and after.
     let items = (lang == Lang::Rust)
         .then(|| changed_items_errors(&before, &after, replaced, &may_be_old))
@@ -571,5 +606,44 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Told that a small original parses, the guard gives the verdicts it gives without being
+    /// told; told so of another text (the file is not what the producer parsed), it ignores
+    /// the hint: an error the original had outside the change is still seen.
+    #[test]
+    fn a_hint_that_the_original_parses_changes_no_verdict() {
+        use crate::workspace::Workspace;
+        let dir = tempfile::tempdir().unwrap();
+        let clean = "use a::b;\n\nfn f() {\n    let x = 1;\n}\n";
+        let broken = "use a::b;\n\nfn f() {\n    let x = ;\n}\n";
+        let cases = [
+            (clean, "use a::b;", "pub(crate) use a::b;"),
+            (clean, "let x = 1;", "let x = ;"),
+            (clean, "use a::b;", "use a::b"),
+        ];
+        for (src, from, to) in cases {
+            std::fs::write(dir.path().join("lib.rs"), src).unwrap();
+            let mut cs = ChangeSet::new(Workspace::new(dir.path()).unwrap());
+            cs.modify("lib.rs", src.replacen(from, to, 1)).unwrap();
+            let hint = CleanOriginals::from([("lib.rs".to_owned(), Fingerprint::of(src))]);
+            assert_eq!(
+                SyntaxReport::check_knowing(&cs, &hint),
+                SyntaxReport::check(&cs),
+                "{from} -> {to}"
+            );
+        }
+        // The hint names a text the file does not hold: the original's own error is seen.
+        std::fs::write(dir.path().join("lib.rs"), broken).unwrap();
+        let mut cs = ChangeSet::new(Workspace::new(dir.path()).unwrap());
+        cs.modify("lib.rs", broken.replacen("use a::b;", "pub use a::b;", 1))
+            .unwrap();
+        let hint = CleanOriginals::from([("lib.rs".to_owned(), Fingerprint::of(clean))]);
+        let report = SyntaxReport::check_knowing(&cs, &hint);
+        assert_eq!(report, SyntaxReport::check(&cs));
+        assert!(
+            matches!(report.files[0].verdict, SyntaxVerdict::StillBroken { .. }),
+            "{report:?}"
+        );
     }
 }

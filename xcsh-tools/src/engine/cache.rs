@@ -679,6 +679,9 @@ mod tests {
         cache.add_root(&path, Lang::Rust, &hit.text, root);
         let kept = cache.fresh(&path, Lang::Rust, &now).unwrap();
         assert_eq!(&*kept.text, "fn b() {}\n");
-        assert!(kept.root.is_none(), "the old text's tree was added to the new text");
+        assert!(
+            kept.root.is_none(),
+            "the old text's tree was added to the new text"
+        );
     }
 }

@@ -80,7 +80,7 @@ const WORTH_IT: f64 = 0.8;
 /// Files smaller than this are parsed whole: little is saved on them (half of the benchmark
 /// corpus's files are this small, and hold 4% of its bytes), and a whole parse reports every
 /// syntax error in them.
-const SMALL_FILE: usize = 4 * 1024;
+pub(crate) const SMALL_FILE: usize = 4 * 1024;
 
 mod items;
 mod lex;
@@ -381,6 +381,17 @@ pub(crate) fn changed_items_errors(
     if after.len() < SMALL_FILE {
         return None;
     }
+    changed_items_errors_at_any_size(before, after, replaced, may_be_old)
+}
+
+/// [`changed_items_errors`] for a file of any size: what the guard uses on a small file whose
+/// original is known to parse, where no error in what changed means none in the file.
+pub(crate) fn changed_items_errors_at_any_size(
+    before: &str,
+    after: &str,
+    replaced: &[Replaced],
+    may_be_old: &dyn Fn(&[super::SyntaxErrorNode]) -> bool,
+) -> Option<ChangedItemsErrors> {
     let Some(lexed) = LexedFile::new(after) else {
         return broken_groups_errors(before, after, replaced, may_be_old);
     };

@@ -1067,3 +1067,80 @@ fn runs_the_guard_parses_alone_agree_with_a_whole_parse() {
     let src = format!("fn a() {{}}\nfn b() {{}}\n{pad}");
     check(src, &[(9..9, " #! ")]);
 }
+
+/// What the syntax guard relies on for a small file whose original parses
+/// ([`changed_items_errors_at_any_size`]): when what a change touched parses alone, the whole
+/// result parses. Over the clean files under [`SMALL_FILE`] of this crate (its sources, tests
+/// and fixtures), each changed at its items (an item added, `pub ` put before one, a broken
+/// item added), at its functions' bodies (a statement added, valid or not) and at its members'
+/// names (a prefix, valid or not).
+#[test]
+fn a_small_file_judged_clean_by_what_changed_parses_whole() {
+    let (mut clean, mut broken) = (0, 0);
+    let files = ignore::WalkBuilder::new(env!("CARGO_MANIFEST_DIR"))
+        .build()
+        .filter_map(|entry| {
+            let path = entry.ok()?.into_path();
+            let src = std::fs::read_to_string(&path).ok()?;
+            (path.extension().is_some_and(|e| e == "rs") && src.len() < SMALL_FILE)
+                .then(|| (path.display().to_string(), src))
+        });
+    for (path, src) in files {
+        if src.is_empty() || !super::super::matching::syntax_errors(&src, Lang::Rust).is_empty() {
+            continue;
+        }
+        let Some(bounds) = item_boundaries(src.as_bytes()) else {
+            continue;
+        };
+        let mut places: Vec<(usize, &str)> = Vec::new();
+        for &b in &bounds[..bounds.len() - 1] {
+            let at = b + (src[b..].len() - src[b..].trim_start().len());
+            places.extend([(at, "pub "), (at, "fn _probe() {}\n"), (at, "fn ( {}\n")]);
+        }
+        for w in bounds.windows(2) {
+            let Some(lx) = Lexed::new(src.as_bytes(), w[0]..w[1]) else {
+                continue;
+            };
+            let units = lx.nested_units(w[0]..w[1]);
+            for unit in std::iter::once(w[0]..w[1]).chain(units.iter().map(|(_, u)| u.clone())) {
+                if let Some(b) = lx.statement_boundaries(unit) {
+                    places.extend([(b[0], " let _probe = 0;"), (b[0], " let = ;")]);
+                }
+            }
+            for (_, unit) in &units {
+                let text = src[unit.clone()].trim_start();
+                if let Some(name) = text.strip_prefix("fn ") {
+                    let at = unit.end - name.len();
+                    places.extend([(at, "_probe_"), (at, "1")]);
+                }
+            }
+        }
+        for (at, addition) in places {
+            let (after, replaced) = replace_in(&src, &[(at..at, addition)]);
+            let Some(found) = changed_items_errors_at_any_size(&src, &after, &replaced, &|_| false)
+            else {
+                continue;
+            };
+            let whole = super::super::matching::syntax_errors(&after, Lang::Rust);
+            let place = format!("{path}: at {at} ({addition:?})");
+            if found.after.is_empty() {
+                assert!(
+                    whole.is_empty(),
+                    "{place}: judged clean, whole parse {whole:?}"
+                );
+                clean += 1;
+            } else {
+                assert!(
+                    !whole.is_empty(),
+                    "{place}: errors {:?}, none whole",
+                    found.after
+                );
+                broken += 1;
+            }
+        }
+    }
+    assert!(
+        clean > 200 && broken > 200,
+        "{clean} judged clean, {broken} broken"
+    );
+}
