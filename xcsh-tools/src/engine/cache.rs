@@ -341,7 +341,8 @@ impl ParseCache {
         if self.budget == 0 {
             return;
         }
-        if root.is_none() && self.first_sight(path) {
+        let seen = path_hash(path);
+        if root.is_none() && self.first_sight(path, seen) {
             return;
         }
         let fingerprint = Fingerprint::of(text.as_bytes());
@@ -381,20 +382,18 @@ impl ParseCache {
             },
         );
         inner.evict_to(self.budget);
+        // Unmarked once kept: a text the budget turned away stays marked, so that it is kept
+        // at the next read there is room for (not only every other one).
+        if inner.entries.contains_key(path.as_os_str()) {
+            inner.seen.remove(&seen);
+        }
     }
 
-    /// Whether this is the first time a text of `path` is offered without a tree and nothing
-    /// is kept for it: it is then marked seen.
-    fn first_sight(&self, path: &Path) -> bool {
-        use std::hash::BuildHasher as _;
-        let key = path.as_os_str();
-        let hash = foldhash::fast::FixedState::default().hash_one(key.as_encoded_bytes());
+    /// Whether this is the first time a text of `path` (whose [`path_hash`] is `hash`) is
+    /// offered without a tree and nothing is kept for it: it is then marked seen.
+    fn first_sight(&self, path: &Path, hash: u64) -> bool {
         let mut inner = self.lock();
-        if inner.entries.contains_key(key) {
-            return false;
-        }
-        // Seen before: kept now, and no longer marked.
-        if inner.seen.remove(&hash) {
+        if inner.entries.contains_key(path.as_os_str()) || inner.seen.contains(&hash) {
             return false;
         }
         if inner.seen.len() >= SEEN_LIMIT {
@@ -471,6 +470,12 @@ impl ParseCache {
         }
         inner.evict_to(self.budget);
     }
+}
+
+/// The hash of a path that marks it seen (see [`ParseCache::keep`]).
+fn path_hash(path: &Path) -> u64 {
+    use std::hash::BuildHasher as _;
+    foldhash::fast::FixedState::default().hash_one(path.as_os_str().as_encoded_bytes())
 }
 
 /// What an entry is charged: its text and its words, and a tree's own copy of the text and
@@ -682,6 +687,42 @@ mod tests {
         assert!(
             kept.root.is_none(),
             "the old text's tree was added to the new text"
+        );
+    }
+
+    /// A text the budget turned away at its second read stays marked seen: it is kept at the
+    /// next read that finds room, not every other one.
+    #[test]
+    fn a_text_turned_away_by_the_budget_is_kept_when_there_is_room() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, len: usize| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "x".repeat(len)).unwrap();
+            let stat = Stat::of(&std::fs::metadata(&path).unwrap());
+            let text: Arc<str> = Arc::from("x".repeat(len));
+            (path, stat, text)
+        };
+        let (a, a_stat, a_text) = file("a.rs", 200);
+        let (b, b_stat, b_text) = file("b.rs", 500);
+        let old = SystemTime::now() + RACY_WINDOW;
+        let cache = ParseCache::new(600);
+        cache.begin_call();
+        for _ in 0..2 {
+            cache.keep(&b, Lang::Rust, b_stat, old, Arc::clone(&b_text), None);
+        }
+        // This call's own entry is not evicted for it: turned away, twice.
+        for _ in 0..2 {
+            cache.keep(&a, Lang::Rust, a_stat, old, Arc::clone(&a_text), None);
+        }
+        assert!(cache.fresh(&a, Lang::Rust, &a_stat).is_none());
+        cache.begin_call();
+        cache.begin_call();
+        // `b` is two calls old now: `a` is kept at its first read of this call.
+        cache.keep(&a, Lang::Rust, a_stat, old, a_text, None);
+        assert!(cache.fresh(&a, Lang::Rust, &a_stat).is_some());
+        assert!(
+            cache.fresh(&b, Lang::Rust, &b_stat).is_none(),
+            "evicted for it"
         );
     }
 }
