@@ -1144,3 +1144,28 @@ fn a_small_file_judged_clean_by_what_changed_parses_whole() {
         "{clean} judged clean, {broken} broken"
     );
 }
+
+/// tree-sitter reads a shebang after leading whitespace or comments too (no error), but not
+/// after an item: a change that puts one before it (an item inserted at byte 0) breaks the
+/// file, and the cut must not judge it clean (the lexer does not read `#!x`: whole parse).
+#[test]
+fn an_item_put_before_a_late_shebang_is_not_judged_clean() {
+    for src in [
+        "\n#!x\nfn a() {}\n",
+        "  #!x\nfn a() {}\n",
+        "// c\n#!x\nfn a() {}\n",
+        "/* c */#!x\nfn a() {}\n",
+    ] {
+        assert!(
+            super::super::matching::syntax_errors(src, Lang::Rust).is_empty(),
+            "{src:?}"
+        );
+        let (after, replaced) = replace_in(src, &[(0..0, "fn z() {}\n")]);
+        assert!(!super::super::matching::syntax_errors(&after, Lang::Rust).is_empty());
+        let verdict = changed_items_errors_at_any_size(src, &after, &replaced, &|_| true);
+        assert!(
+            verdict.is_none_or(|found| !found.after.is_empty()),
+            "{src:?} judged clean"
+        );
+    }
+}
