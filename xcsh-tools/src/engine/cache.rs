@@ -25,13 +25,14 @@
 //! is parsed as without a cache (a Rust file only around where a match can be), and only its
 //! text is kept.
 //!
-//! **A text alone is kept the second time it is read.** A file no call parsed (the
-//! prefilter ruled it out, or only its items were parsed) costs a later call one read, not
-//! a parse; keeping its text at first sight would make every one-shot call (a replayed
-//! script, `xcsh session` over one change) pay for copies nobody reuses (on the benchmark
-//! corpus, 67 MB of fresh pages: as much as the rest of a call that matches nothing). So the
-//! first read of such a file only marks it seen, and the next read keeps it. A file that was
-//! parsed whole keeps its tree at once: a parse is what later calls save.
+//! **A file no call parsed is kept the second time it is read.** A file the prefilter ruled
+//! out costs a later call one read, not a parse; keeping its text at first sight would make
+//! every one-shot call (a replayed script, `xcsh session` over one change) pay for copies
+//! nobody reuses (on the benchmark corpus, 67 MB of fresh pages: as much as the rest of a call
+//! that matches nothing). So the first read of such a file only marks it seen, and the next
+//! read keeps it. A file the call parsed is kept at once (its tree when whole, else its
+//! text): a warm session's first call is most often a broad search that parses nearly every
+//! file, and its next calls reuse those texts.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -325,10 +326,11 @@ impl ParseCache {
         inner.touch(key).and_then(|hit| hit.root)
     }
 
-    /// Keeps `text` (and `root`, when parsed) for `path`, evicting the least recently used
-    /// entries past the budget. `verified` is when the text was read. A text without a tree
-    /// is kept only the second time (see the module's doc): the first time, the path is
-    /// marked seen.
+    /// Keeps `text` (and `root`, when parsed whole) for `path`, evicting the least recently
+    /// used entries past the budget. `verified` is when the text was read; `parsed`, whether
+    /// the call parsed it (whole or in part). A text the call did not parse is kept only the
+    /// second time (see the module's doc): the first time, the path is marked seen.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn keep(
         &self,
         path: &Path,
@@ -337,12 +339,13 @@ impl ParseCache {
         verified: SystemTime,
         text: Arc<str>,
         root: Option<Arc<Root>>,
+        parsed: bool,
     ) {
         if self.budget == 0 {
             return;
         }
         let seen = path_hash(path);
-        if root.is_none() && self.first_sight(path, seen) {
+        if !parsed && self.first_sight(path, seen) {
             return;
         }
         let fingerprint = Fingerprint::of(text.as_bytes());
@@ -572,9 +575,9 @@ mod tests {
         cache.begin_call();
         let now = SystemTime::now();
         // A text alone is kept the second time it is offered.
-        cache.keep(&path, Lang::Rust, stat, now, Arc::clone(&text), None);
+        cache.keep(&path, Lang::Rust, stat, now, Arc::clone(&text), None, false);
         assert!(cache.would_keep_tree(10));
-        cache.keep(&path, Lang::Rust, stat, now, text, None);
+        cache.keep(&path, Lang::Rust, stat, now, text, None, false);
         // 100 bytes of room left, and the entry this call used is not evicted.
         assert!(!cache.would_keep_tree(10));
         cache.begin_call();
@@ -598,8 +601,8 @@ mod tests {
             let stat = Stat::of(&std::fs::metadata(&path).unwrap());
             let text: Arc<str> = Arc::from(text);
             let old = SystemTime::now() + RACY_WINDOW;
-            cache.keep(&path, Lang::Rust, stat, old, Arc::clone(&text), None);
-            cache.keep(&path, Lang::Rust, stat, old, text, None);
+            cache.keep(&path, Lang::Rust, stat, old, Arc::clone(&text), None, false);
+            cache.keep(&path, Lang::Rust, stat, old, text, None, false);
             (path, stat)
         };
         let cache = ParseCache::new(1 << 20);
@@ -624,8 +627,8 @@ mod tests {
         assert!(small.fresh(&path, Lang::Rust, &stat).is_none());
     }
 
-    /// A text without a tree is only marked seen the first time (a one-shot call keeps none);
-    /// the second read keeps it, and a tree is kept at once.
+    /// A text no call parsed is only marked seen the first time (a one-shot call keeps none);
+    /// the second read keeps it; a tree, or a text the call parsed, is kept at once.
     #[test]
     fn a_text_alone_is_kept_at_its_second_read_and_a_tree_at_its_first() {
         let dir = tempfile::tempdir().unwrap();
@@ -635,10 +638,10 @@ mod tests {
         let stat = Stat::of(&std::fs::metadata(&path).unwrap());
         let old = SystemTime::now() + RACY_WINDOW;
         let cache = ParseCache::new(1 << 20);
-        cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None);
+        cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None, false);
         assert_eq!(cache.stats().entries, 0);
         assert!(cache.fresh(&path, Lang::Rust, &stat).is_none());
-        cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None);
+        cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None, false);
         assert_eq!(cache.stats().entries, 1);
         assert!(cache.fresh(&path, Lang::Rust, &stat).is_some());
 
@@ -647,7 +650,15 @@ mod tests {
         let stat = Stat::of(&std::fs::metadata(&other).unwrap());
         let root = Arc::new(super::super::matching::parse(src, Lang::Rust).unwrap());
         let old = SystemTime::now() + RACY_WINDOW;
-        cache.keep(&other, Lang::Rust, stat, old, Arc::from(src), Some(root));
+        cache.keep(
+            &other,
+            Lang::Rust,
+            stat,
+            old,
+            Arc::from(src),
+            Some(root),
+            true,
+        );
         assert!(
             cache
                 .fresh(&other, Lang::Rust, &stat)
@@ -656,8 +667,24 @@ mod tests {
                 .is_some()
         );
 
+        // A text the call parsed (around its matches only) is kept at once too.
+        let parsed = dir.path().join("c.rs");
+        std::fs::write(&parsed, src).unwrap();
+        let parsed_stat = Stat::of(&std::fs::metadata(&parsed).unwrap());
+        let old = SystemTime::now() + RACY_WINDOW;
+        cache.keep(
+            &parsed,
+            Lang::Rust,
+            parsed_stat,
+            old,
+            Arc::from(src),
+            None,
+            true,
+        );
+        assert!(cache.fresh(&parsed, Lang::Rust, &parsed_stat).is_some());
+
         cache.clear();
-        cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None);
+        cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None, false);
         assert_eq!(cache.stats().entries, 0, "clearing forgets what was seen");
     }
 
@@ -672,14 +699,38 @@ mod tests {
         let old = SystemTime::now() + RACY_WINDOW;
         let cache = ParseCache::new(1 << 20);
         let first: Arc<str> = Arc::from("fn a() {}\n");
-        cache.keep(&path, Lang::Rust, stat, old, Arc::clone(&first), None);
-        cache.keep(&path, Lang::Rust, stat, old, Arc::clone(&first), None);
+        cache.keep(
+            &path,
+            Lang::Rust,
+            stat,
+            old,
+            Arc::clone(&first),
+            None,
+            false,
+        );
+        cache.keep(
+            &path,
+            Lang::Rust,
+            stat,
+            old,
+            Arc::clone(&first),
+            None,
+            false,
+        );
         let hit = cache.fresh(&path, Lang::Rust, &stat).unwrap();
         // Meanwhile the file is edited and another call keeps its new text.
         std::fs::write(&path, "fn b() {}\n").unwrap();
         let now = Stat::of(&std::fs::metadata(&path).unwrap());
         let old = SystemTime::now() + RACY_WINDOW;
-        cache.keep(&path, Lang::Rust, now, old, Arc::from("fn b() {}\n"), None);
+        cache.keep(
+            &path,
+            Lang::Rust,
+            now,
+            old,
+            Arc::from("fn b() {}\n"),
+            None,
+            false,
+        );
         let root = Arc::new(super::super::matching::parse(&hit.text, Lang::Rust).unwrap());
         cache.add_root(&path, Lang::Rust, &hit.text, root);
         let kept = cache.fresh(&path, Lang::Rust, &now).unwrap();
@@ -708,17 +759,33 @@ mod tests {
         let cache = ParseCache::new(600);
         cache.begin_call();
         for _ in 0..2 {
-            cache.keep(&b, Lang::Rust, b_stat, old, Arc::clone(&b_text), None);
+            cache.keep(
+                &b,
+                Lang::Rust,
+                b_stat,
+                old,
+                Arc::clone(&b_text),
+                None,
+                false,
+            );
         }
         // This call's own entry is not evicted for it: turned away, twice.
         for _ in 0..2 {
-            cache.keep(&a, Lang::Rust, a_stat, old, Arc::clone(&a_text), None);
+            cache.keep(
+                &a,
+                Lang::Rust,
+                a_stat,
+                old,
+                Arc::clone(&a_text),
+                None,
+                false,
+            );
         }
         assert!(cache.fresh(&a, Lang::Rust, &a_stat).is_none());
         cache.begin_call();
         cache.begin_call();
         // `b` is two calls old now: `a` is kept at its first read of this call.
-        cache.keep(&a, Lang::Rust, a_stat, old, a_text, None);
+        cache.keep(&a, Lang::Rust, a_stat, old, a_text, None, false);
         assert!(cache.fresh(&a, Lang::Rust, &a_stat).is_some());
         assert!(
             cache.fresh(&b, Lang::Rust, &b_stat).is_none(),

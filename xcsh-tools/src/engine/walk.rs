@@ -422,9 +422,10 @@ impl Shared<'_> {
         if !may_match.is_empty() {
             self.with_literals.fetch_add(1, Ordering::Relaxed);
         }
-        let keep = |root: Option<Arc<Root>>| {
+        // `parsed`: whether this call parsed the file (whole, or around where a match can be).
+        let keep = |root: Option<Arc<Root>>, parsed: bool| {
             if let (Some(cache), Some(stat), Some(at)) = (self.cache, stat, read) {
-                cache.keep(path, lang, stat, at, text.clone(), root);
+                cache.keep(path, lang, stat, at, text.clone(), root, parsed);
             }
         };
         // Found once: they choose what to parse here and where to look for matches later.
@@ -462,7 +463,7 @@ impl Shared<'_> {
         });
         if may_match.is_empty() {
             if root.is_none() {
-                keep(None);
+                keep(None, false);
             }
             return false;
         }
@@ -486,7 +487,7 @@ impl Shared<'_> {
             }
             .map(Arc::new);
             match (self.cache, &root, read) {
-                (Some(_), Some(parsed), Some(_)) => keep(whole.then(|| parsed.clone())),
+                (Some(_), Some(parsed), Some(_)) => keep(whole.then(|| parsed.clone()), true),
                 (Some(cache), Some(parsed), None) if whole => {
                     cache.add_root(path, lang, &text, parsed.clone());
                 }
