@@ -44,8 +44,7 @@ use serde::{Deserialize, Serialize};
 use crate::changeset::{ChangeSet, Fingerprint, Replaced, WrittenFile};
 use crate::engine::Lang;
 use crate::engine::{
-    ChangedItemsErrors, SMALL_FILE, SyntaxErrorNode, changed_items_errors,
-    changed_items_errors_at_any_size, syntax_errors,
+    ChangedItemsErrors, SMALL_FILE, SyntaxErrorNode, changed_items_errors, syntax_errors,
 };
 
 /// Originals a producer parsed whole and found without a syntax error, by root-relative path,
@@ -415,28 +414,24 @@ fn judge(
         });
         lines.any(|line| kept.contains(line))
     };
-    // A small Rust file whose original parses: when what the change touched parses alone
-    // and the rest reads as it did (see `changed_items_errors`), the rest has the original's
-    // errors, none, so the whole result parses. An error found there is left to the whole
-    // parse below, which reports it as it always did.
-    if lang == Lang::Rust
-        && original_parses
-        && after.len() < SMALL_FILE
-        && changed_items_errors_at_any_size(&before, &after, replaced, &|_| false)
-            .is_some_and(|found| found.after.is_empty())
-    {
-        return SyntaxVerdict::Parses;
-    }
-    // A large Rust file: only the items the change touched are parsed, before and after.
-    let items = (lang == Lang::Rust)
-        .then(|| changed_items_errors(&before, &after, replaced, &may_be_old))
+    // A large Rust file: only the items the change touched are parsed, before and after. A
+    // small one only when its original parses: when what the change touched parses alone and
+    // the rest reads as it did, the rest has the original's errors, none, so the whole result
+    // parses; an error found there is left to the whole parse, which reports it as always.
+    let small = after.len() < SMALL_FILE;
+    let items = (lang == Lang::Rust && (!small || original_parses))
+        .then(|| changed_items_errors(&before, &after, replaced, &|e| !small && may_be_old(e)))
         .flatten();
     let (after_errors, before_errors) = match items {
         Some(ChangedItemsErrors { after, .. }) if after.is_empty() => {
-            return SyntaxVerdict::ChangesParse;
+            return if small {
+                SyntaxVerdict::Parses
+            } else {
+                SyntaxVerdict::ChangesParse
+            };
         }
-        Some(ChangedItemsErrors { after, before }) => (after, Some(before)),
-        None => (syntax_errors(&after, lang), None),
+        Some(ChangedItemsErrors { after, before }) if !small => (after, Some(before)),
+        _ => (syntax_errors(&after, lang), None),
     };
     if after_errors.is_empty() {
         return SyntaxVerdict::Parses;

@@ -298,22 +298,21 @@ impl ParseCache {
             return None;
         }
         let key = path.as_os_str();
-        let kept = {
+        {
             let mut inner = self.lock();
-            let kept = inner
+            let has_tree = inner
                 .entries
                 .get(key)
-                .filter(|e| e.lang == lang && e.root.is_some())
-                .map(|e| e.fingerprint);
-            if kept.is_none() {
+                .is_some_and(|e| e.lang == lang && e.root.is_some());
+            if !has_tree {
                 inner.stats.misses += 1;
+                return None;
             }
-            kept?
-        };
+        }
         let fingerprint = Fingerprint::of(text.as_bytes());
         let mut inner = self.lock();
         let same = inner.entries.get_mut(key).and_then(|entry| {
-            let same = entry.lang == lang && entry.fingerprint == kept && kept == fingerprint;
+            let same = entry.lang == lang && entry.fingerprint == fingerprint;
             (same && entry.root.is_some()).then(|| {
                 entry.stat = *stat;
                 entry.verified = read_at;
@@ -560,6 +559,11 @@ impl Inner {
 mod tests {
     use super::*;
 
+    /// Offers `text` to `cache` as the walk does for a Rust file no call parsed.
+    fn offer_text(cache: &ParseCache, path: &Path, stat: Stat, at: SystemTime, text: Arc<str>) {
+        cache.keep(path, Lang::Rust, stat, at, text, None, false);
+    }
+
     #[test]
     fn a_tree_would_be_kept_when_it_fits_once_evictable_entries_are_gone() {
         let dir = tempfile::tempdir().unwrap();
@@ -575,9 +579,9 @@ mod tests {
         cache.begin_call();
         let now = SystemTime::now();
         // A text alone is kept the second time it is offered.
-        cache.keep(&path, Lang::Rust, stat, now, Arc::clone(&text), None, false);
+        offer_text(&cache, &path, stat, now, Arc::clone(&text));
         assert!(cache.would_keep_tree(10));
-        cache.keep(&path, Lang::Rust, stat, now, text, None, false);
+        offer_text(&cache, &path, stat, now, text);
         // 100 bytes of room left, and the entry this call used is not evicted.
         assert!(!cache.would_keep_tree(10));
         cache.begin_call();
@@ -601,8 +605,8 @@ mod tests {
             let stat = Stat::of(&std::fs::metadata(&path).unwrap());
             let text: Arc<str> = Arc::from(text);
             let old = SystemTime::now() + RACY_WINDOW;
-            cache.keep(&path, Lang::Rust, stat, old, Arc::clone(&text), None, false);
-            cache.keep(&path, Lang::Rust, stat, old, text, None, false);
+            offer_text(cache, &path, stat, old, Arc::clone(&text));
+            offer_text(cache, &path, stat, old, text);
             (path, stat)
         };
         let cache = ParseCache::new(1 << 20);
@@ -638,10 +642,10 @@ mod tests {
         let stat = Stat::of(&std::fs::metadata(&path).unwrap());
         let old = SystemTime::now() + RACY_WINDOW;
         let cache = ParseCache::new(1 << 20);
-        cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None, false);
+        offer_text(&cache, &path, stat, old, Arc::from(src));
         assert_eq!(cache.stats().entries, 0);
         assert!(cache.fresh(&path, Lang::Rust, &stat).is_none());
-        cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None, false);
+        offer_text(&cache, &path, stat, old, Arc::from(src));
         assert_eq!(cache.stats().entries, 1);
         assert!(cache.fresh(&path, Lang::Rust, &stat).is_some());
 
@@ -684,7 +688,7 @@ mod tests {
         assert!(cache.fresh(&parsed, Lang::Rust, &parsed_stat).is_some());
 
         cache.clear();
-        cache.keep(&path, Lang::Rust, stat, old, Arc::from(src), None, false);
+        offer_text(&cache, &path, stat, old, Arc::from(src));
         assert_eq!(cache.stats().entries, 0, "clearing forgets what was seen");
     }
 
@@ -699,38 +703,14 @@ mod tests {
         let old = SystemTime::now() + RACY_WINDOW;
         let cache = ParseCache::new(1 << 20);
         let first: Arc<str> = Arc::from("fn a() {}\n");
-        cache.keep(
-            &path,
-            Lang::Rust,
-            stat,
-            old,
-            Arc::clone(&first),
-            None,
-            false,
-        );
-        cache.keep(
-            &path,
-            Lang::Rust,
-            stat,
-            old,
-            Arc::clone(&first),
-            None,
-            false,
-        );
+        offer_text(&cache, &path, stat, old, Arc::clone(&first));
+        offer_text(&cache, &path, stat, old, Arc::clone(&first));
         let hit = cache.fresh(&path, Lang::Rust, &stat).unwrap();
         // Meanwhile the file is edited and another call keeps its new text.
         std::fs::write(&path, "fn b() {}\n").unwrap();
         let now = Stat::of(&std::fs::metadata(&path).unwrap());
         let old = SystemTime::now() + RACY_WINDOW;
-        cache.keep(
-            &path,
-            Lang::Rust,
-            now,
-            old,
-            Arc::from("fn b() {}\n"),
-            None,
-            false,
-        );
+        offer_text(&cache, &path, now, old, Arc::from("fn b() {}\n"));
         let root = Arc::new(super::super::matching::parse(&hit.text, Lang::Rust).unwrap());
         cache.add_root(&path, Lang::Rust, &hit.text, root);
         let kept = cache.fresh(&path, Lang::Rust, &now).unwrap();
@@ -759,33 +739,17 @@ mod tests {
         let cache = ParseCache::new(600);
         cache.begin_call();
         for _ in 0..2 {
-            cache.keep(
-                &b,
-                Lang::Rust,
-                b_stat,
-                old,
-                Arc::clone(&b_text),
-                None,
-                false,
-            );
+            offer_text(&cache, &b, b_stat, old, Arc::clone(&b_text));
         }
         // This call's own entry is not evicted for it: turned away, twice.
         for _ in 0..2 {
-            cache.keep(
-                &a,
-                Lang::Rust,
-                a_stat,
-                old,
-                Arc::clone(&a_text),
-                None,
-                false,
-            );
+            offer_text(&cache, &a, a_stat, old, Arc::clone(&a_text));
         }
         assert!(cache.fresh(&a, Lang::Rust, &a_stat).is_none());
         cache.begin_call();
         cache.begin_call();
         // `b` is two calls old now: `a` is kept at its first read of this call.
-        cache.keep(&a, Lang::Rust, a_stat, old, a_text, None, false);
+        offer_text(&cache, &a, a_stat, old, a_text);
         assert!(cache.fresh(&a, Lang::Rust, &a_stat).is_some());
         assert!(
             cache.fresh(&b, Lang::Rust, &b_stat).is_none(),

@@ -66,9 +66,7 @@ pub use lang::Lang;
 #[cfg(feature = "testing")]
 pub use near_miss::NEAR_MISS_FLOOR;
 pub(crate) use near_miss::search_then_near_misses;
-pub(crate) use partial::{
-    ChangedItemsErrors, SMALL_FILE, changed_items_errors, changed_items_errors_at_any_size,
-};
+pub(crate) use partial::{ChangedItemsErrors, SMALL_FILE, changed_items_errors};
 // The binary's one-walk answer after a search that parsed nothing: plumbing, not API.
 pub use matching::{MAX_ERROR_LEAVES, SyntaxErrorNode, syntax_errors};
 #[doc(hidden)]

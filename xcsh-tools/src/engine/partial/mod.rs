@@ -359,8 +359,10 @@ fn reads_a_body_as_a_file(node: tree_sitter::Node<'_>, inner: &[Range<usize>]) -
 /// For the syntax guard: the syntax errors of the top-level items of Rust `after` that are
 /// not, text for text, items of `before` (each parsed alone), and when there are any, those of
 /// the items of `before` that are not items of `after`. `None` when that cannot be told
-/// cheaply: a small file, text the lexer cannot cut, or changed items that are most of the
-/// file; the caller parses both whole.
+/// cheaply: text the lexer cannot cut, or changed items that are most of the file; the caller
+/// parses both whole. (The guard asks only of a file of [`SMALL_FILE`] or more, or of a
+/// smaller one whose original is known to parse, where no error in what changed means none
+/// in the file.)
 ///
 /// Sound for the same reason as [`parse_ranges`]: each top-level item parses the same whatever
 /// stands around it, so an item the change did not touch has the errors (or none) it had, and
@@ -373,20 +375,6 @@ fn reads_a_body_as_a_file(node: tree_sitter::Node<'_>, inner: &[Range<usize>]) -
 /// the errors found in `after` could have been in `before` too: when none could, `before` is
 /// not parsed (its errors are left empty).
 pub(crate) fn changed_items_errors(
-    before: &str,
-    after: &str,
-    replaced: &[Replaced],
-    may_be_old: &dyn Fn(&[super::SyntaxErrorNode]) -> bool,
-) -> Option<ChangedItemsErrors> {
-    if after.len() < SMALL_FILE {
-        return None;
-    }
-    changed_items_errors_at_any_size(before, after, replaced, may_be_old)
-}
-
-/// [`changed_items_errors`] for a file of any size: what the guard uses on a small file whose
-/// original is known to parse, where no error in what changed means none in the file.
-pub(crate) fn changed_items_errors_at_any_size(
     before: &str,
     after: &str,
     replaced: &[Replaced],

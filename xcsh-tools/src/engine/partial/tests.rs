@@ -1069,7 +1069,7 @@ fn runs_the_guard_parses_alone_agree_with_a_whole_parse() {
 }
 
 /// What the syntax guard relies on for a small file whose original parses
-/// ([`changed_items_errors_at_any_size`]): when what a change touched parses alone, the whole
+/// ([`changed_items_errors`]): when what a change touched parses alone, the whole
 /// result parses. Over the clean files under [`SMALL_FILE`] of this crate (its sources, tests
 /// and fixtures), each changed at its items (an item added, `pub ` put before one, a broken
 /// item added), at its functions' bodies (a statement added, valid or not) and at its members'
@@ -1117,8 +1117,7 @@ fn a_small_file_judged_clean_by_what_changed_parses_whole() {
         }
         for (at, addition) in places {
             let (after, replaced) = replace_in(&src, &[(at..at, addition)]);
-            let Some(found) = changed_items_errors_at_any_size(&src, &after, &replaced, &|_| false)
-            else {
+            let Some(found) = changed_items_errors(&src, &after, &replaced, &|_| false) else {
                 continue;
             };
             let whole = super::super::matching::syntax_errors(&after, Lang::Rust);
@@ -1162,7 +1161,7 @@ fn an_item_put_before_a_late_shebang_is_not_judged_clean() {
         );
         let (after, replaced) = replace_in(src, &[(0..0, "fn z() {}\n")]);
         assert!(!super::super::matching::syntax_errors(&after, Lang::Rust).is_empty());
-        let verdict = changed_items_errors_at_any_size(src, &after, &replaced, &|_| true);
+        let verdict = changed_items_errors(src, &after, &replaced, &|_| true);
         assert!(
             verdict.is_none_or(|found| !found.after.is_empty()),
             "{src:?} judged clean"
