@@ -1,6 +1,6 @@
 //! Where a durable apply's time goes, against plain writes of the same bytes, as JSON.
 //!
-//! Usage: `xcsh-apply-bench --root DIR --lang LANG --pattern P --rewrite R [--runs N]`
+//! Usage: `xcsh-apply-bench --root DIR --lang LANG --pattern P --rewrite R [--runs N] [--trash DIR]`
 //!
 //! `DIR` must be a scratch copy: it is written to (and put back after every run). The edit is
 //! planned once with the engine, as `xcsh ast-edit` plans it. Then, `N` times (default 5),
@@ -13,8 +13,9 @@
 //! * **plain**: the same new contents written with `std::fs::write`, file after file (what
 //!   `ast-grep --update-all` does), the contents computed before the clock starts.
 //!
-//! After each, the originals are written back, `.xcsh` is removed and the disk is synced
-//! (`sync`), so neither pays for the other's writes. Prints
+//! After each, the originals are written back, `.xcsh` is moved aside (see [`Trash`]; into
+//! `--trash DIR`, left for the caller to remove, or into a directory of its own removed at
+//! the end) and the disk is synced (`sync`), so neither pays for the other's writes. Prints
 //! `{"files":…,"bytes":…,"apply":{"median_s":…},"plain":{…},"ratio":…,"phases":[…]}` with
 //! each phase's median over the runs; `bench/apply_bench.py` tabulates it.
 
@@ -48,6 +49,7 @@ struct File {
 
 fn run() -> Result<String, String> {
     let (mut root, mut lang, mut pattern, mut rewrite, mut runs) = (None, None, None, None, 5);
+    let mut trash_dir = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -56,6 +58,7 @@ fn run() -> Result<String, String> {
             "--lang" => lang = Some(value),
             "--pattern" => pattern = Some(value),
             "--rewrite" => rewrite = Some(value),
+            "--trash" => trash_dir = Some(PathBuf::from(value)),
             "--runs" => {
                 runs = value
                     .parse::<usize>()
@@ -95,17 +98,17 @@ fn run() -> Result<String, String> {
     }
     let bytes: usize = files.iter().map(|f| f.new.len()).sum();
     let state = ws.root().join(".xcsh");
+    let trash = match trash_dir {
+        Some(dir) => Trash::kept_in(dir)?,
+        None => Trash::beside(ws.root())?,
+    };
     let put_back = |files: &[File]| -> Result<(), String> {
         for f in files {
             std::fs::write(&f.path, &f.original)
                 .map_err(|e| format!("cannot put back `{}`: {e}", f.path.display()))?;
         }
-        match std::fs::remove_dir_all(&state) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(format!("cannot remove `{}`: {e}", state.display()));
-            }
-            _ => {}
-        }
+        // Moved aside, not removed: see `Trash`.
+        trash.take(&state)?;
         sync()
     };
     sync()?;
@@ -208,5 +211,84 @@ fn median(samples: &mut [f64]) -> f64 {
         samples[n / 2]
     } else {
         (samples[n / 2 - 1] + samples[n / 2]) / 2.0
+    }
+}
+
+/// Where each run's `.xcsh` goes between runs, removed when the benchmark ends.
+///
+/// Removing a run's `.xcsh` frees one inode per file the apply replaced (its undo record's
+/// link to the original is the last one). On ext4 without a journal, the kind of disk these
+/// machines have, the inode allocator then skips every inode freed in the last minute
+/// (`recently_deleted` in `fs/ext4/ialloc.c`), one buffer look-up each: the next run's
+/// temporary files would cost 100–200 µs apiece to create instead of ~20. That is the
+/// benchmark's own clean-up taxing the next contestant, so the state is moved aside (a rename,
+/// which frees nothing) and only removed once every run is done.
+struct Trash {
+    dir: PathBuf,
+    taken: std::cell::Cell<usize>,
+    /// Removed when the benchmark ends (else the caller's to remove).
+    own: bool,
+}
+
+impl Trash {
+    /// A fresh directory beside `root`, on its filesystem.
+    fn beside(root: &std::path::Path) -> Result<Self, String> {
+        let name = format!(
+            "{}.xcsh-apply-bench-trash-{}",
+            root.file_name()
+                .map_or("root".into(), |n| n.to_string_lossy()),
+            std::process::id()
+        );
+        let dir = root.with_file_name(name);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+        Ok(Trash {
+            dir,
+            taken: std::cell::Cell::new(0),
+            own: true,
+        })
+    }
+
+    /// The caller's `dir`, which it empties when all its runs are done.
+    fn kept_in(dir: PathBuf) -> Result<Self, String> {
+        if !dir.is_dir() {
+            return Err(format!("--trash {}: not a directory", dir.display()));
+        }
+        Ok(Trash {
+            dir,
+            taken: std::cell::Cell::new(0),
+            own: false,
+        })
+    }
+
+    /// Moves `path`, if it exists, into the trash.
+    fn take(&self, path: &std::path::Path) -> Result<(), String> {
+        if std::fs::symlink_metadata(path).is_err() {
+            return Ok(());
+        }
+        let mut n = self.taken.get();
+        let name = |n: usize| {
+            self.dir
+                .join(format!("apply-bench-{}-{n}", std::process::id()))
+        };
+        while std::fs::symlink_metadata(name(n)).is_ok() {
+            n += 1;
+        }
+        match std::fs::rename(path, name(n)) {
+            Ok(()) => {
+                self.taken.set(n + 1);
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(format!("cannot move `{}` aside: {e}", path.display())),
+        }
+    }
+}
+
+impl Drop for Trash {
+    fn drop(&mut self) {
+        if self.own {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
