@@ -91,7 +91,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     let verdict = syntax
         .enabled()
-        .then(|| Verdict::of(&planned.changes, syntax));
+        .then(|| Verdict::of(&planned.changes, None, syntax));
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, anstream::stdout().lock());
     show(&mut stdout, &planned).map_err(write_failed)?;
     if let Some(verdict) = &verdict {
@@ -222,7 +222,7 @@ fn reviewed(planned: &PatchPlan, syntax: guard::GuardArgs) -> Result<ExitCode, F
     let mut changes: ChangeSet = planned.changes.clone();
     changes.retain_files(&names).map_err(Failure)?;
     let mut stdout = anstream::stdout().lock();
-    guard::before_apply(&changes, syntax, &mut stdout)?;
+    guard::before_apply(&changes, None, syntax, &mut stdout)?;
     changes.apply().map_err(|e| Failure(e.to_string()))?;
     let chosen: Vec<PlannedFile> = chosen.into_iter().cloned().collect();
     let skipped = confirm::skipped(skipped);

@@ -127,6 +127,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
             .collect(),
         lang,
         limit: args.limit,
+        // The guard takes what the plan's own trees tell of the results.
+        check_syntax: args.syntax.enabled(),
         ..EditRequest::default()
     };
 
@@ -216,7 +218,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     } else {
         None
     };
-    let verdict = staged.as_ref().map(|changes| Verdict::of(changes, syntax));
+    let verdict = staged
+        .as_ref()
+        .map(|changes| Verdict::of(changes, Some(&plan), syntax));
     show(&mut stdout, &plan).map_err(write_failed)?;
     if let Some(verdict) = &verdict {
         verdict.show(&mut stdout).map_err(write_failed)?;
@@ -274,7 +278,7 @@ fn reviewed(
         })
         .sum();
     let mut stdout = anstream::stdout().lock();
-    guard::before_apply(&changes, syntax, &mut stdout)?;
+    guard::before_apply(&changes, Some(&plan), syntax, &mut stdout)?;
     let what = summary(replacements, chosen.len());
     changes.apply().map_err(|e| Failure(e.to_string()))?;
     let skipped = confirm::skipped(skipped);

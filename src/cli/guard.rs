@@ -6,6 +6,7 @@
 use std::io::Write;
 
 use xcsh::changeset::ChangeSet;
+use xcsh::tools::engine::EditPlan;
 use xcsh::tools::syntax::{SyntaxGuard, SyntaxReport};
 
 use super::{Failure, style};
@@ -31,17 +32,19 @@ impl GuardArgs {
     }
 }
 
-/// For a reviewed change just before it is written: with `--syntax-guard`, its verdict
-/// shown on `out` and, under `refuse`, the error that stops the apply.
+/// For a reviewed change just before it is written (staged from `plan`, when it was): with
+/// `--syntax-guard`, its verdict shown on `out` and, under `refuse`, the error that stops the
+/// apply.
 pub(crate) fn before_apply(
     changes: &ChangeSet,
+    plan: Option<&EditPlan>,
     args: GuardArgs,
     out: &mut impl Write,
 ) -> Result<(), Failure> {
     if !args.enabled() {
         return Ok(());
     }
-    let verdict = Verdict::of(changes, args);
+    let verdict = Verdict::of(changes, plan, args);
     verdict
         .show(out)
         .map_err(|e| Failure(format!("cannot write to stdout: {e}")))?;
@@ -55,11 +58,15 @@ pub(crate) struct Verdict {
 }
 
 impl Verdict {
-    /// Judges every file `changes` writes (the files are read as they are now), under the
+    /// Judges every file `changes` writes (the files are read as they are now, but those
+    /// whose result the `plan` they were staged from judged with its own tree), under the
     /// policy given (`warn` when none was: call it only when [`GuardArgs::enabled`]).
-    pub(crate) fn of(changes: &ChangeSet, args: GuardArgs) -> Verdict {
+    pub(crate) fn of(changes: &ChangeSet, plan: Option<&EditPlan>, args: GuardArgs) -> Verdict {
         Verdict {
-            report: SyntaxReport::check(changes),
+            report: match plan {
+                Some(plan) => SyntaxReport::check_planned(changes, plan),
+                None => SyntaxReport::check(changes),
+            },
             guard: args.syntax_guard.unwrap_or_default(),
         }
     }

@@ -13,7 +13,7 @@ use crate::output::{ChangeOutput, ChangeTotals, preview_resource, published};
 use crate::patch::{FileAction, PatchPlan, PlannedFile, parse, plan};
 use crate::run::{plural, workspace};
 use crate::staged::{apply_guarded, judge_syntax};
-use crate::syntax::{CleanOriginals, SyntaxReport};
+use crate::syntax::{SyntaxHints, SyntaxReport};
 
 /// The tool's name.
 pub const APPLY_PATCH: &str = <ApplyPatch as CustomTool>::NAME;
@@ -104,7 +104,7 @@ impl ApplyPatch {
         let mut text = render_preview(&planned, config.max_preview_chars());
         let (syntax, refuse) = judge_syntax(
             &changes,
-            CleanOriginals::new(),
+            SyntaxHints::default(),
             &config,
             &mut notes,
             &mut text,

@@ -15,7 +15,7 @@ use crate::run::{
     first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };
 use crate::staged::{apply_guarded, judge_syntax};
-use crate::syntax::{CleanOriginals, SyntaxReport};
+use crate::syntax::{SyntaxHints, SyntaxReport};
 
 /// The tool's name.
 pub const AST_EDIT: &str = <AstEdit as CustomTool>::NAME;
@@ -129,6 +129,8 @@ impl AstEdit {
             limit: parse_limit(self.limit)?,
             walk: config.walk_options(),
             cache: Some(crate::run::parse_cache(ctx)),
+            // The syntax guard below takes what the plan's own trees tell of the results.
+            check_syntax: true,
         };
         let ws = workspace(ctx)?;
         let (path, glob) = (self.path, self.glob);
@@ -191,7 +193,7 @@ impl AstEdit {
         let totals = totals_of(&plan.totals);
         let notes = preview_notes(&plan);
         let per_file: Vec<usize> = plan.files.iter().map(|f| f.replacements.len()).collect();
-        let clean = clean_originals(&plan);
+        let hints = SyntaxHints::of_plan(&plan);
         // The change set takes each file's edits (not its contents): apply splices them into
         // the file as it reads it then, refusing it if it is no longer what was previewed.
         let mut changes = ChangeSet::new(ws).with_undo(config.undo_limits());
@@ -205,7 +207,7 @@ impl AstEdit {
         // The syntax guard: does every changed file still parse?
         let mut notes = notes;
         let (syntax, refuse) =
-            judge_syntax(&changes, clean, &config, &mut notes, &mut text).await?;
+            judge_syntax(&changes, hints, &config, &mut notes, &mut text).await?;
         if let Some(map) = details.as_object_mut() {
             map.insert(
                 "syntax".to_owned(),
@@ -253,23 +255,6 @@ fn totals_of(totals: &engine::EditTotals) -> ChangeTotals {
         files_scanned: Some(totals.files_scanned),
         files_parsed: Some(totals.files_parsed),
     }
-}
-
-/// The changed Rust files whose original the plan parsed whole and found without an error,
-/// for the syntax guard (see [`CleanOriginals`]): those under the size below which the engine
-/// always parses whole. (A larger file may have been parsed only around its matches.)
-fn clean_originals(plan: &EditPlan) -> CleanOriginals {
-    let broken: std::collections::HashSet<&str> =
-        plan.parse_errors.iter().map(String::as_str).collect();
-    plan.files
-        .iter()
-        .filter(|f| {
-            f.lang == engine::Lang::Rust
-                && f.fingerprint.len() < engine::SMALL_FILE as u64
-                && !broken.contains(f.display.as_str())
-        })
-        .map(|f| (f.display.clone(), f.fingerprint))
-        .collect()
 }
 
 /// `N replacement(s) in M file(s)`, singular and plural right.

@@ -12,7 +12,7 @@ use xcsh_core::{AgentToolResult, PendingAction, ToolContext, ToolError};
 use crate::changeset::{ApplyError, ChangeSet};
 use crate::config::AstToolsConfig;
 use crate::output::{ChangeOutput, ChangeTotals, preview_resource, published};
-use crate::syntax::{CleanOriginals, SyntaxGuard, SyntaxReport, with_syntax};
+use crate::syntax::{SyntaxGuard, SyntaxHints, SyntaxReport, with_syntax};
 
 /// Characters of before/after text per change in the details.
 const DETAIL_TEXT_CHARS: usize = 200;
@@ -175,13 +175,13 @@ pub(crate) use staged_hooks;
 /// the guard refuses a broken file.
 pub(crate) async fn judge_syntax(
     changes: &ChangeSet,
-    clean: CleanOriginals,
+    hints: SyntaxHints,
     config: &AstToolsConfig,
     notes: &mut Vec<String>,
     text: &mut String,
 ) -> Result<(SyntaxReport, bool), ToolError> {
     let checked = changes.clone();
-    let syntax = tokio::task::spawn_blocking(move || SyntaxReport::check_knowing(&checked, &clean))
+    let syntax = tokio::task::spawn_blocking(move || SyntaxReport::check_knowing(&checked, &hints))
         .await
         .map_err(|join| ToolError::new(format!("the syntax check did not complete: {join}")))?;
     let refusal = syntax.refusal(config.syntax_guard());

@@ -42,9 +42,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::changeset::{ChangeSet, Fingerprint, Replaced, WrittenFile};
-use crate::engine::Lang;
 use crate::engine::{
-    ChangedItemsErrors, SMALL_FILE, SyntaxErrorNode, changed_items_errors, syntax_errors,
+    ChangedItemsErrors, EditPlan, ErrorReport, Lang, REPORTED_ERRORS, ResultSyntax, SMALL_FILE,
+    SyntaxErrorNode, changed_items_errors, syntax_errors,
 };
 
 /// Originals a producer parsed whole and found without a syntax error, by root-relative path,
@@ -53,12 +53,83 @@ use crate::engine::{
 /// it, has that fingerprint.
 pub(crate) type CleanOriginals = HashMap<String, Fingerprint>;
 
+/// What a producer found out about the files it changes with its own parses, so that the
+/// guard need not find it out again: originals it parsed whole without an error
+/// ([`CleanOriginals`]), and results it judged with its own tree edited and parsed again
+/// ([`EditRequest::check_syntax`](crate::engine::EditRequest::check_syntax)). The guard takes
+/// a judged result's verdict, without reading the file, only for the change it was made of:
+/// the same path and language, spliced into an original of the same fingerprint with the same
+/// number of edits (a partial accept that keeps part of a file's edits is judged afresh).
+#[derive(Debug, Default)]
+pub(crate) struct SyntaxHints {
+    pub(crate) clean: CleanOriginals,
+    judged: HashMap<String, Judged>,
+}
+
+/// One result a producer judged.
+#[derive(Debug)]
+struct Judged {
+    original: Fingerprint,
+    lang: Lang,
+    edits: usize,
+    verdict: SyntaxVerdict,
+}
+
+impl SyntaxHints {
+    /// What `plan` knows: the changed Rust files it parsed whole (those under the size below
+    /// which the engine always parses whole) without an error, and the results it judged.
+    pub(crate) fn of_plan(plan: &EditPlan) -> SyntaxHints {
+        let broken: HashSet<&str> = plan.parse_errors.iter().map(String::as_str).collect();
+        let clean = plan
+            .files
+            .iter()
+            .filter(|f| {
+                f.lang == Lang::Rust
+                    && f.fingerprint.len() < SMALL_FILE as u64
+                    && !broken.contains(f.display.as_str())
+            })
+            .map(|f| (f.display.clone(), f.fingerprint))
+            .collect();
+        let judged = plan
+            .files
+            .iter()
+            .filter_map(|f| {
+                let verdict = match f.syntax.clone()? {
+                    ResultSyntax::Parses => SyntaxVerdict::Parses,
+                    ResultSyntax::ChangesParse => SyntaxVerdict::ChangesParse,
+                    ResultSyntax::Introduced { errors, more } => SyntaxVerdict::Introduced {
+                        errors: errors
+                            .into_iter()
+                            .map(|e| SyntaxError::reported(&f.display, e))
+                            .collect(),
+                        more,
+                    },
+                };
+                let judged = Judged {
+                    original: f.fingerprint,
+                    lang: f.lang,
+                    edits: f.replacements.len(),
+                    verdict,
+                };
+                Some((f.display.clone(), judged))
+            })
+            .collect();
+        SyntaxHints { clean, judged }
+    }
+
+    /// The verdict a producer gave on `file` (of `lang`), if it judged this very change.
+    fn verdict(&self, file: &WrittenFile<'_>, lang: Lang) -> Option<SyntaxVerdict> {
+        let judged = self.judged.get(&file.shown)?;
+        let (original, edits) = file.spliced()?;
+        (judged.original == original && judged.lang == lang && judged.edits == edits)
+            .then(|| judged.verdict.clone())
+    }
+}
+
 /// Files whose verdict the notes give one by one; beyond it they are counted.
 const LISTED_FILES: usize = 20;
 /// Introduced errors named per file, at most.
-const ERRORS_PER_FILE: usize = 3;
-/// Characters of an `ERROR` node's text quoted in a message.
-const QUOTED_CHARS: usize = 40;
+const ERRORS_PER_FILE: usize = REPORTED_ERRORS;
 
 /// What to do with a change that introduces a syntax error: the session's
 /// [`AstToolsConfig::with_syntax_guard`](crate::AstToolsConfig::with_syntax_guard).
@@ -210,17 +281,63 @@ impl SyntaxReport {
     /// names a compiled language, before and after the change, and compares their error
     /// nodes. Reads the files as they are now.
     pub fn check(changes: &ChangeSet) -> SyntaxReport {
-        Self::check_knowing(changes, &CleanOriginals::new())
+        Self::check_knowing(changes, &SyntaxHints::default())
     }
 
-    /// [`check`](Self::check), told which originals parse (see [`CleanOriginals`]): a small
-    /// Rust file among them is judged by what the change touched, as a large one is, and when
-    /// that parses, so does the whole result (its other parts are the original's). Any error
-    /// sends it to a whole parse, as without the hint: the verdicts are the same.
-    pub(crate) fn check_knowing(changes: &ChangeSet, clean: &CleanOriginals) -> SyntaxReport {
+    /// [`check`](Self::check) of `changes` staged from `plan` (each file's
+    /// [`splices`](crate::engine::FileEdit::splices) and fingerprint), taking what the plan
+    /// found out with its own parses. With
+    /// [`EditRequest::check_syntax`](crate::engine::EditRequest::check_syntax), a file whose
+    /// result the plan's tree, edited and parsed again, found without an error is judged
+    /// without being read again: [`Parses`](SyntaxVerdict::Parses) (a file the plan parsed
+    /// whole) or [`ChangesParse`](SyntaxVerdict::ChangesParse) (a Rust file of 4 KiB or more,
+    /// parsed around its matches). Every other file is judged as [`check`](Self::check)
+    /// judges it.
+    ///
+    /// ```
+    /// use xcsh_tools::changeset::ChangeSet;
+    /// use xcsh_tools::engine::{self, Control, EditRequest, Op, Scope};
+    /// use xcsh_tools::syntax::{SyntaxReport, SyntaxVerdict};
+    /// use xcsh_tools::workspace::Workspace;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("lib.rs"), "fn f() -> u8 { g().unwrap() }\n")?;
+    /// let ws = Workspace::new(dir.path())?;
+    /// let request = EditRequest {
+    ///     ops: vec![Op::new("$X.unwrap()", "$X?")],
+    ///     check_syntax: true,
+    ///     ..EditRequest::default()
+    /// };
+    /// let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())?;
+    /// let mut changes = ChangeSet::new(ws);
+    /// for file in &plan.files {
+    ///     changes.modify_splicing(&file.path, file.fingerprint, file.splices())?;
+    /// }
+    /// let report = SyntaxReport::check_planned(&changes, &plan);
+    /// assert_eq!(report.files[0].verdict, SyntaxVerdict::Parses);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_planned(changes: &ChangeSet, plan: &EditPlan) -> SyntaxReport {
+        Self::check_knowing(changes, &SyntaxHints::of_plan(plan))
+    }
+
+    /// [`check`](Self::check), told what the producer knows (see [`SyntaxHints`]). A judged
+    /// result keeps its verdict. A small Rust file whose original parses is judged by what
+    /// the change touched, as a large one is, and when that parses, so does the whole result
+    /// (its other parts are the original's); any error sends it to a whole parse, as without
+    /// the hint: the verdicts are the same.
+    pub(crate) fn check_knowing(changes: &ChangeSet, hints: &SyntaxHints) -> SyntaxReport {
+        let clean = &hints.clean;
         let files = changes.written_contents();
         let judge = |file: &WrittenFile<'_>| -> Option<FileSyntax> {
             let lang = Lang::from_path(Path::new(&file.shown))?;
+            if let Some(verdict) = hints.verdict(file, lang) {
+                return Some(FileSyntax {
+                    file: file.shown.clone(),
+                    lang: lang.name().to_owned(),
+                    verdict,
+                });
+            }
             Some(FileSyntax {
                 file: file.shown.clone(),
                 lang: lang.name().to_owned(),
@@ -238,11 +355,18 @@ impl SyntaxReport {
                 },
             })
         };
-        // Files are independent: spread them over the cores when there are many, each thread
-        // taking the next file when done with one (their costs differ a hundredfold, and
-        // neighbours in path order alike: a crate's large test files).
+        // Files are independent: spread them over the cores when there are many to read and
+        // parse, each thread taking the next file when done with one (their costs differ a
+        // hundredfold, and neighbours in path order alike: a crate's large test files).
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        if files.len() < 8 || threads == 1 {
+        let unjudged = files
+            .iter()
+            .filter(|f| {
+                Lang::from_path(Path::new(&f.shown))
+                    .is_some_and(|lang| hints.verdict(f, lang).is_none())
+            })
+            .count();
+        if unjudged < 8 || threads == 1 {
             return SyntaxReport {
                 files: files.iter().filter_map(judge).collect(),
             };
@@ -464,9 +588,8 @@ fn judge(
             errors: after_errors.len(),
         };
     }
-    // Where the change starts in the result: an `ERROR` node (which may span a whole
-    // function) is reported at its first token from there on, the token the parser could
-    // not place.
+    // Where the change starts in the result: an `ERROR` node is reported at its first token
+    // from there on.
     let changed_from = before
         .bytes()
         .zip(after.bytes())
@@ -476,38 +599,26 @@ fn judge(
     let errors = introduced
         .into_iter()
         .take(ERRORS_PER_FILE)
-        .map(|e| {
-            let (at, problem) = if e.missing {
-                (e.byte, SyntaxProblem::Missing(e.text.clone()))
-            } else {
-                let token = e
-                    .leaves
-                    .iter()
-                    .find(|t| t.start >= changed_from)
-                    .filter(|_| changed_from >= e.byte && changed_from <= e.end);
-                let (at, text) = match token {
-                    Some(t) => (t.start, &after[t.clone()]),
-                    None => (e.byte, e.text.as_str()),
-                };
-                let text = crate::output::shorten(
-                    &text.split_whitespace().collect::<Vec<_>>().join(" "),
-                    QUOTED_CHARS,
-                );
-                (at, SyntaxProblem::Unexpected(text))
-            };
-            let (line, column) = line_column(&after, at);
-            SyntaxError {
-                file: file.to_owned(),
-                line,
-                column,
-                problem,
-            }
-        })
+        .map(|e| SyntaxError::reported(file, e.report(&after, changed_from)))
         .collect();
     SyntaxVerdict::Introduced { errors, more }
 }
 
-/// The line holding byte `at`.
+impl SyntaxError {
+    fn reported(file: &str, report: ErrorReport) -> SyntaxError {
+        SyntaxError {
+            file: file.to_owned(),
+            line: report.line,
+            column: report.column,
+            problem: if report.missing {
+                SyntaxProblem::Missing(report.text)
+            } else {
+                SyntaxProblem::Unexpected(report.text)
+            },
+        }
+    }
+}
+
 /// Errors up to which [`judge`] searches the original for their lines rather than hashing
 /// all of its lines.
 const SEARCHED_LINES: usize = 8;
@@ -525,20 +636,12 @@ fn has_line(text: &str, line: &str) -> bool {
     })
 }
 
+/// The line holding byte `at`.
 fn line_text(text: &str, at: usize) -> &str {
     let at = at.min(text.len());
     let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
     let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
     &text[start..end]
-}
-
-/// 1-based line and character column of byte `at`.
-fn line_column(text: &str, at: usize) -> (usize, usize) {
-    let at = at.min(text.len());
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[start..].chars().count() + 1)
 }
 
 /// `1 error`, `2 errors`.
@@ -621,7 +724,10 @@ mod tests {
             std::fs::write(dir.path().join("lib.rs"), src).unwrap();
             let mut cs = ChangeSet::new(Workspace::new(dir.path()).unwrap());
             cs.modify("lib.rs", src.replacen(from, to, 1)).unwrap();
-            let hint = CleanOriginals::from([("lib.rs".to_owned(), Fingerprint::of(src))]);
+            let hint = SyntaxHints {
+                clean: CleanOriginals::from([("lib.rs".to_owned(), Fingerprint::of(src))]),
+                ..SyntaxHints::default()
+            };
             assert_eq!(
                 SyntaxReport::check_knowing(&cs, &hint),
                 SyntaxReport::check(&cs),
@@ -633,7 +739,10 @@ mod tests {
         let mut cs = ChangeSet::new(Workspace::new(dir.path()).unwrap());
         cs.modify("lib.rs", broken.replacen("use a::b;", "pub use a::b;", 1))
             .unwrap();
-        let hint = CleanOriginals::from([("lib.rs".to_owned(), Fingerprint::of(clean))]);
+        let hint = SyntaxHints {
+            clean: CleanOriginals::from([("lib.rs".to_owned(), Fingerprint::of(clean))]),
+            ..SyntaxHints::default()
+        };
         let report = SyntaxReport::check_knowing(&cs, &hint);
         assert_eq!(report, SyntaxReport::check(&cs));
         assert!(

@@ -397,6 +397,22 @@ impl WrittenFile<'_> {
         Ok((before, after))
     }
 
+    /// For a modification by splicing: the fingerprint of the original it expects and how
+    /// many edits it splices in, what a producer that judged the result itself
+    /// ([`SyntaxHints`](crate::syntax::SyntaxHints)) knows the file by.
+    pub(crate) fn spliced(&self) -> Option<(Fingerprint, usize)> {
+        match (self.op, self.read) {
+            (
+                Op::Modify {
+                    content: NewContent::Splices(splices),
+                    ..
+                },
+                Some(file),
+            ) => Some((file.expect, splices.edits().len())),
+            _ => None,
+        }
+    }
+
     /// Where the change replaced text, in order, for [`contents`](Self::contents)'
     /// `before` and `after`: each spliced edit, or for whole new content the one span between
     /// the longest common prefix and suffix (everything changed lies in it).

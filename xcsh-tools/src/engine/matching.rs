@@ -44,6 +44,64 @@ pub struct SyntaxErrorNode {
 /// Tokens of an `ERROR` node kept, at most.
 pub const MAX_ERROR_LEAVES: usize = 10_000;
 
+/// Errors the syntax guard names per file, at most (it counts the rest).
+pub(crate) const REPORTED_ERRORS: usize = 3;
+/// Characters of an `ERROR` node's text quoted in a report.
+const QUOTED_CHARS: usize = 40;
+
+/// How the syntax guard names one error node: where a reader should look, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ErrorReport {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// A `MISSING` node: `text` is the kind of token needed there. Else the text the parser
+    /// could not place (shortened, whitespace collapsed; empty at the end of the input).
+    pub missing: bool,
+    pub text: String,
+}
+
+impl SyntaxErrorNode {
+    /// Its report in `text` (the text parsed), which a change altered from byte
+    /// `changed_from` on: a `MISSING` node at its place; an `ERROR` node, which may span a
+    /// whole function, at its first token from the change on (the token the parser could not
+    /// place) when the change starts inside it, else at its start.
+    pub(crate) fn report(&self, text: &str, changed_from: usize) -> ErrorReport {
+        let (at, quoted) = if self.missing {
+            (self.byte, self.text.clone())
+        } else {
+            let token = self
+                .leaves
+                .iter()
+                .find(|t| t.start >= changed_from)
+                .filter(|_| changed_from >= self.byte && changed_from <= self.end);
+            let (at, quoted) = match token {
+                Some(t) => (t.start, &text[t.clone()]),
+                None => (self.byte, self.text.as_str()),
+            };
+            let words = quoted.split_whitespace().collect::<Vec<_>>().join(" ");
+            (at, super::pattern::shorten(&words, QUOTED_CHARS))
+        };
+        let (line, column) = line_column(text, at);
+        ErrorReport {
+            line,
+            column,
+            missing: self.missing,
+            text: quoted,
+        }
+    }
+}
+
+/// 1-based line and character column of byte `at` of `text`.
+pub(crate) fn line_column(text: &str, at: usize) -> (usize, usize) {
+    let at = at.min(text.len());
+    let before = &text[..at];
+    let line = memchr::memchr_iter(b'\n', before.as_bytes()).count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[start..].chars().count() + 1)
+}
+
 /// Every `ERROR` and `MISSING` node of `text` parsed as `lang`, in document order (the
 /// outermost `ERROR` only: its inside is the same mistake). Empty when it parses cleanly.
 ///

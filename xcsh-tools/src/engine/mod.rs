@@ -48,6 +48,7 @@ mod partial;
 mod pattern;
 mod prefilter;
 pub mod preview;
+mod result_syntax;
 mod rewrite;
 mod rule;
 mod search;
@@ -63,10 +64,12 @@ pub use cache::{CacheStats, DEFAULT_CACHE_BYTES, ParseCache};
 pub use cache::{RACY_WINDOW, TREE_BYTES_PER_NODE};
 pub use error::EngineError;
 pub use lang::Lang;
+pub(crate) use matching::{ErrorReport, REPORTED_ERRORS};
 #[cfg(feature = "testing")]
 pub use near_miss::NEAR_MISS_FLOOR;
 pub(crate) use near_miss::search_then_near_misses;
 pub(crate) use partial::{ChangedItemsErrors, SMALL_FILE, changed_items_errors};
+pub(crate) use result_syntax::ResultSyntax;
 // The binary's one-walk answer after a search that parsed nothing: plumbing, not API.
 pub use matching::{MAX_ERROR_LEAVES, SyntaxErrorNode, syntax_errors};
 #[doc(hidden)]

@@ -28,6 +28,7 @@ use serde::Serialize;
 use super::matching::{Root, for_each_match, has_syntax_error};
 use super::pattern::shorten;
 use super::pattern::{LangOps, OpKind};
+use super::result_syntax::{self, ResultSyntax};
 use super::rule::Rule;
 use super::walk::{Candidate, Skipped, WalkOptions, walk};
 use super::{CompiledOps, Control, EngineError, Fingerprint, Lang, Op, ParseCache, Scope};
@@ -64,6 +65,12 @@ pub struct EditRequest {
     /// Files kept from earlier calls, reused when unchanged (see [`ParseCache`]); `None`
     /// reads and parses everything afresh.
     pub cache: Option<ParseCache>,
+    /// Also tell, for each changed file, whether its new contents still parse where the plan
+    /// parsed it, from the plan's own parse tree edited and parsed again while the file is
+    /// in memory: [`SyntaxReport::check_planned`](crate::syntax::SyntaxReport::check_planned)
+    /// then judges such a file without reading, lexing and parsing it again. Costs a reparse
+    /// of the edited parts of each changed file; off by default.
+    pub check_syntax: bool,
 }
 
 /// One replacement in a [`FileEdit`]. Its texts are read through the file:
@@ -105,6 +112,9 @@ pub struct FileEdit {
     pub replacements: Vec<Replacement>,
     /// The new text of every replacement, concatenated in order.
     inserted: String,
+    /// What the plan's own tree says of the new contents, when asked
+    /// ([`EditRequest::check_syntax`]) and it tells.
+    pub(crate) syntax: Option<ResultSyntax>,
 }
 
 impl FileEdit {
@@ -241,6 +251,8 @@ impl FileEdit {
         };
         self.inserted.truncate(cut.inserted_at);
         self.replacements.truncate(n);
+        // It judged every replacement, not these.
+        self.syntax = None;
         self.inserted.shrink_to_fit();
         self.replacements.shrink_to_fit();
     }
@@ -304,10 +316,10 @@ pub struct EditPlan {
 }
 
 /// An edit before it is spliced in.
-struct RawEdit {
+pub(super) struct RawEdit {
     op: usize,
-    range: Range<usize>,
-    text: String,
+    pub(super) range: Range<usize>,
+    pub(super) text: String,
 }
 
 struct Built {
@@ -406,7 +418,8 @@ struct FileResult {
     per_op: Vec<(usize, usize)>,
 }
 
-fn rewrite_file(c: Candidate<'_>) -> FileResult {
+/// `check_syntax`: see [`EditRequest::check_syntax`].
+fn rewrite_file(c: Candidate<'_>, check_syntax: bool) -> FileResult {
     let mut result = FileResult {
         sort_key: c.sort_key,
         display: c.display.clone(),
@@ -459,7 +472,6 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
             result.per_op.push((op.index, matches));
         }
     }
-    drop(root);
     if edits.is_empty() {
         return result;
     }
@@ -471,6 +483,10 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
             return result;
         }
     }
+    let syntax = check_syntax
+        .then(|| result_syntax::judge(&root, c.lang, &c.text, &c.inner, &edits))
+        .flatten();
+    drop(root);
     let fingerprint = Fingerprint::of(c.text.as_bytes());
     let built = build(&c.text, edits);
     result.outcome = Ok(Outcome::Changed(FileEdit {
@@ -480,6 +496,7 @@ fn rewrite_file(c: Candidate<'_>) -> FileResult {
         fingerprint,
         replacements: built.replacements,
         inserted: built.inserted,
+        syntax,
     }));
     result
 }
@@ -680,6 +697,7 @@ pub fn plan_edits(
         request.limit,
         &request.walk,
         request.cache.as_ref(),
+        request.check_syntax,
         ctl,
     )
 }
@@ -691,6 +709,7 @@ pub(crate) fn plan_compiled(
     limit: Option<usize>,
     walk_opts: &WalkOptions,
     cache: Option<&ParseCache>,
+    check_syntax: bool,
     ctl: &Control<'_>,
 ) -> Result<EditPlan, EngineError> {
     let collector = Mutex::new(Collector {
@@ -704,7 +723,7 @@ pub(crate) fn plan_compiled(
         overlaps: Vec::new(),
     });
     let visit = |c: Candidate<'_>| {
-        let result = rewrite_file(c);
+        let result = rewrite_file(c, check_syntax);
         let changed = matches!(result.outcome, Ok(Outcome::Changed(_)));
         collector
             .lock()
@@ -792,6 +811,7 @@ mod tests {
             fingerprint: Fingerprint::of(src),
             replacements: built.replacements,
             inserted: built.inserted,
+            syntax: None,
         };
         let positions: Vec<_> = file
             .replacements

@@ -16,6 +16,7 @@
 //! larger than the configured maximum, binary (a NUL byte in its first 8 KiB) or not UTF-8.
 //! Empty files are skipped silently, as the CLI does.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -177,6 +178,9 @@ pub(crate) struct Candidate<'a> {
     /// For each of those, in the same order, where a match of a pattern op must be
     /// ([`Prefilter::anchors`](super::prefilter::Prefilter::anchors); `None` for a rule).
     pub anchors: Vec<Option<Anchors>>,
+    /// Where `root` is a partial tree: the runs of a body's items among its ranges
+    /// (`partial::Cut::inner`); else empty.
+    pub inner: Vec<Range<usize>>,
 }
 
 /// What a walk saw besides the candidates it handed over.
@@ -468,6 +472,7 @@ impl Shared<'_> {
             return false;
         }
         self.parsed.fetch_add(1, Ordering::Relaxed);
+        let mut inner = Vec::new();
         if root.is_none() {
             // Parse just the items a match can be in (see `partial`). A kept tree is whole,
             // for every later pattern: with a cache that would keep it, the whole file is
@@ -481,11 +486,12 @@ impl Shared<'_> {
                     })
                 });
             let whole = ranges.is_none();
-            root = match ranges {
-                Some(cut) => partial::parse_ranges(&text, &cut),
-                None => parse(&text, lang),
-            }
-            .map(Arc::new);
+            let parsed = match ranges {
+                Some(cut) => (partial::parse_ranges(&text, &cut), cut.inner),
+                None => (parse(&text, lang), Vec::new()),
+            };
+            root = parsed.0.map(Arc::new);
+            inner = parsed.1;
             match (self.cache, &root, read) {
                 (Some(_), Some(parsed), Some(_)) => keep(whole.then(|| parsed.clone()), true),
                 (Some(cache), Some(parsed), None) if whole => {
@@ -507,6 +513,7 @@ impl Shared<'_> {
             ops: lang_ops,
             may_match,
             anchors,
+            inner,
         })
     }
 

@@ -6,7 +6,7 @@ use std::ops::Range;
 use super::lex::{self, Lexemes};
 
 /// Words that can only start an item, never continue one after a `}`.
-const ITEM_STARTS: &[&[u8]] = &[
+pub(super) const ITEM_STARTS: &[&[u8]] = &[
     b"async",
     b"const",
     b"enum",

@@ -287,7 +287,7 @@ pub(crate) struct Cut {
     /// Sorted, disjoint byte ranges.
     pub ranges: Vec<Range<usize>>,
     /// The runs of items of a body among them (parsed as if at the top level), sorted.
-    inner: Vec<Range<usize>>,
+    pub inner: Vec<Range<usize>>,
 }
 
 impl Cut {
@@ -873,6 +873,127 @@ fn runs_errors(text: &str, cut: &Cut) -> Option<Vec<super::SyntaxErrorNode>> {
     (!reads_a_body_as_a_file(root, &cut.inner)).then(|| super::matching::errors_under(root, text))
 }
 
+/// For the syntax guard, without lexing or parsing `after` again: whether a partial tree of
+/// `before` (`was`, parsed over `ranges` and clean, as [`parse_ranges`] keeps it), edited where
+/// `after` differs (inside the ranges) and parsed again over `ranges_now` (`now`, clean too;
+/// `ranges_now[i]` is what `ranges[i]` became), reads as a whole parse of `after` reads those
+/// ranges. Then the change introduces no syntax error in them, and the rest of the file, the
+/// original's text, reads as it did.
+///
+/// It does when, as [`parse_ranges`] asks of `was`, each top-level node of `now` lies in one
+/// range, none is a shebang inside the file and none in an `inner_now` run (of a body's items)
+/// is an expression statement; and when each range still starts and ends a unit (an item, a
+/// member, statements) as in `before`, the cut's premise being that such a run parses alone
+/// as in place ([`item_boundaries`], [`Lexed::statements`]). A unit ends after its last token,
+/// `;` or `}` (or, at the end of a body, what trails it): when that token and what trails it
+/// are what they were, the text after the range, the original's, is cut and read as before.
+/// A unit starts after a `;` or a `{`, whatever follows; after a `}`, only where an item (or
+/// statement) starts: the range must start with the token it started with, or with a word
+/// that starts an item.
+pub(crate) fn edited_cut_holds(
+    before: &str,
+    after: &str,
+    was: &tree_sitter::Tree,
+    now: &tree_sitter::Tree,
+    ranges: &[Range<usize>],
+    ranges_now: &[Range<usize>],
+    inner_now: &[Range<usize>],
+) -> bool {
+    let (root_was, root) = (was.root_node(), now.root_node());
+    if ranges.len() != ranges_now.len()
+        || spans_two_ranges(root, ranges_now)
+        || reads_a_shebang_inside(root)
+        || reads_a_body_as_a_file(root, inner_now)
+    {
+        return false;
+    }
+    fn text<'s>(src: &'s str, node: tree_sitter::Node<'_>) -> &'s [u8] {
+        &src.as_bytes()[node.byte_range()]
+    }
+    ranges.iter().zip(ranges_now).all(|(w, n)| {
+        let ends_as_before = w.end >= before.len()
+            || match (last_leaf(root_was, w), last_leaf(root, n)) {
+                (Some(a), Some(b)) => {
+                    a.kind_id() == b.kind_id()
+                        && before.as_bytes().get(a.start_byte()..w.end)
+                            == after.as_bytes().get(b.start_byte()..n.end)
+                }
+                _ => false,
+            };
+        let starts_as_before = match w.start.checked_sub(1).map(|i| before.as_bytes()[i]) {
+            None | Some(b';' | b'{') => true,
+            Some(b'}') => match (first_token(root_was, w), first_token(root, n)) {
+                (Some(a), Some(b)) => {
+                    let now = text(after, b);
+                    now == text(before, a) || now == b"#" || items::ITEM_STARTS.contains(&now)
+                }
+                _ => false,
+            },
+            Some(_) => false,
+        };
+        ends_as_before && starts_as_before
+    })
+}
+
+/// Whether each of `spans` of Rust `text` lexes alone (from a token's start), with its
+/// brackets (outside literals and comments) balanced: a replacement of a whole node whose
+/// text does leaves the brackets around it as they were, however else it breaks the file.
+pub(crate) fn lexes_balanced(text: &str, spans: &[Range<usize>]) -> bool {
+    let src = text.as_bytes();
+    let mut open: Vec<u8> = Vec::new();
+    spans.iter().all(|span| {
+        open.clear();
+        lex::Lexemes::new(src, span.clone()).all(|token| {
+            let Ok(token) = token else { return false };
+            match src[token.start] {
+                b @ (b'(' | b'[' | b'{') => open.push(b),
+                b')' => return open.pop() == Some(b'('),
+                b']' => return open.pop() == Some(b'['),
+                b'}' => return open.pop() == Some(b'{'),
+                _ => {}
+            }
+            true
+        }) && open.is_empty()
+    })
+}
+
+/// The first token of the top-level nodes of `root` in `range` (comments skipped).
+fn first_token<'t>(
+    root: tree_sitter::Node<'t>,
+    range: &Range<usize>,
+) -> Option<tree_sitter::Node<'t>> {
+    let mut node = root.first_child_for_byte(range.start)?;
+    while node.is_extra() {
+        node = node.next_sibling()?;
+    }
+    if node.start_byte() >= range.end {
+        return None;
+    }
+    while node.child_count() > 0 {
+        let mut cursor = node.walk();
+        node = node.children(&mut cursor).find(|c| !c.is_extra())?;
+    }
+    Some(node)
+}
+
+/// The last leaf of the top-level nodes of `root` in `range` (a comment included).
+fn last_leaf<'t>(
+    root: tree_sitter::Node<'t>,
+    range: &Range<usize>,
+) -> Option<tree_sitter::Node<'t>> {
+    let mut node = match root.first_child_for_byte(range.end) {
+        Some(after) => after.prev_sibling()?,
+        None => root.child(root.child_count().checked_sub(1)?)?,
+    };
+    if node.start_byte() < range.start || node.end_byte() > range.end {
+        return None;
+    }
+    while let Some(last) = node.child_count().checked_sub(1) {
+        node = node.child(last)?;
+    }
+    Some(node)
+}
+
 /// What [`changed_items_errors`] found: the errors of the changed items after the change and,
 /// when there are any, before it.
 #[derive(Debug, Default)]
@@ -985,7 +1106,7 @@ fn parse_in(text: &str, included: &[tree_sitter::Range]) -> Option<tree_sitter::
 }
 
 /// tree-sitter's ranges carry line and column (in bytes) besides byte offsets.
-fn with_points(src: &str, ranges: &[Range<usize>]) -> Vec<tree_sitter::Range> {
+pub(crate) fn with_points(src: &str, ranges: &[Range<usize>]) -> Vec<tree_sitter::Range> {
     let mut lines = LineCounter::new(src);
     let mut point = |offset: usize| {
         let (row, column) = lines.point(offset);

@@ -1,0 +1,587 @@
+//! Whether a rewrite's result still parses, told by the plan's own parse tree: edited where
+//! the replacements are and parsed again, incrementally (tree-sitter reuses every subtree
+//! the edits leave alone), while the file is still in memory.
+//!
+//! The syntax guard ([`SyntaxReport`](crate::syntax::SyntaxReport)) would otherwise read each
+//! changed file again, lex it and its result whole to find what changed, and parse that:
+//! about as much work as the preview's own. For a rewrite that breaks nothing, this tells the
+//! same thing for the cost of a reparse of the edited parts. Where the result has an error,
+//! or the tree cannot tell cheaply, it says nothing and the guard judges the file as before
+//! (it names the errors, and whether the original had them).
+//!
+//! A whole tree (a file the plan parsed whole: small, of another language, or kept by a
+//! session's cache) that parses again without an error means the whole result parses. A
+//! partial tree (a large Rust file parsed only around its matches, see `partial`) means the
+//! parts the plan parsed, which hold every replacement, parse as they would in the file,
+//! when the edited tree passes the checks of [`partial::edited_cut_holds`].
+
+use std::cell::RefCell;
+use std::ops::Range;
+
+use ast_grep_core::tree_sitter::LanguageExt as _;
+use tree_sitter::{InputEdit, Parser, Point};
+
+use super::Lang;
+use super::matching::{ErrorReport, REPORTED_ERRORS, Root, errors_under};
+use super::partial::{self, SMALL_FILE};
+use super::rewrite::{LineCounter, RawEdit};
+use crate::changeset::hunks::spliced;
+
+/// What the plan's own parse tree says of a changed file's new contents, when it tells it
+/// cheaply (else the syntax guard judges the file itself).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ResultSyntax {
+    /// The whole result parses without an error (as the whole original did).
+    Parses,
+    /// The parts of the result the plan parsed, the items, members or statements around
+    /// every replacement of a Rust file of 4 KiB or more, parse without an error as they
+    /// would in the file, and the rest of it is the original's text, read as it was.
+    ChangesParse,
+    /// The result has syntax errors where the plan parsed it (the whole of a small Rust file
+    /// or a file of another language; in a larger Rust file the parts around the
+    /// replacements, their brackets balanced), and the original had none there: every one
+    /// is the change's. The first few, as the guard reports them, and how many more.
+    Introduced {
+        errors: Vec<ErrorReport>,
+        more: usize,
+    },
+}
+
+thread_local! {
+    /// One parser per worker thread, set to the language of the last file it parsed.
+    static PARSER: RefCell<Option<(Lang, Parser)>> = const { RefCell::new(None) };
+}
+
+/// The verdict on `original` (parsed as `root`, of `lang`) with `edits` made (sorted, not
+/// overlapping): `None` when that cannot be told from the tree, cheaply or as the guard would
+/// tell it. `inner`: the runs of a body's items among a partial tree's ranges
+/// (`partial::Cut::inner`), empty for a whole tree.
+pub(crate) fn judge(
+    root: &Root,
+    lang: Lang,
+    original: &str,
+    inner: &[Range<usize>],
+    edits: &[RawEdit],
+) -> Option<ResultSyntax> {
+    let was = &root.root().get_doc().tree;
+    if was.root_node().has_error() || edits.is_empty() {
+        return None;
+    }
+    let included = was.included_ranges();
+    let whole = matches!(included.as_slice(),
+        [r] if r.start_byte == 0 && r.end_byte >= original.len());
+    let ranges: Vec<Range<usize>> = if whole {
+        Vec::new()
+    } else {
+        included.iter().map(|r| r.start_byte..r.end_byte).collect()
+    };
+    let removed: usize = edits.iter().map(|e| e.range.len()).sum();
+    let added: usize = edits.iter().map(|e| e.text.len()).sum();
+    let after = spliced(
+        original,
+        0..original.len(),
+        edits.iter().map(|e| (&e.range, e.text.as_str())),
+        original.len() + added - removed,
+    );
+    // Brackets a replacement leaves open (a `}` swallowed by a `// comment`) or closes twice
+    // break the file, and tree-sitter's recovery from them can run over the rest of it (a
+    // large generated test function parses at 1.5 MB/s so): the guard names them from the
+    // lexer, without a parse. Each replacement replaces a whole node, whose brackets balance.
+    if lang == Lang::Rust && !partial::lexes_balanced(&after, &replaced_texts(edits)) {
+        return None;
+    }
+    // What each edit really changes: a rewrite replaces a whole match (a function, for
+    // `fn $F() { $$$B }`), most of which it writes back as it was, re-indented. In Rust a
+    // change of indentation changes no token (see `Edit::split`): the tree is edited, and
+    // parsed again, only where tokens change, over the `view`, the result as far as its
+    // tokens go; tree-sitter reuses what no edit covers.
+    let mut pieces = Vec::with_capacity(edits.len());
+    for e in edits {
+        Edit::split(original, e, lang == Lang::Rust, &mut pieces);
+    }
+    // Every edit inside one of the ranges parsed (a match is a node of the tree; a rule's fix
+    // may reach beyond it), not at the start of one (where tree-sitter moves an insertion
+    // out of the range), and none across the edge of a body's run.
+    if !whole && (!each_inside(&ranges, &pieces) || crosses(inner, &pieces)) {
+        return None;
+    }
+    let view = spliced_bytes(original, &pieces)?;
+
+    let mut tree = was.clone();
+    let mut lines = LineCounter::new(original);
+    let points: Vec<(Point, Point)> = pieces
+        .iter()
+        .map(|e| {
+            (
+                point(lines.point(e.range.start)),
+                point(lines.point(e.range.end)),
+            )
+        })
+        .collect();
+    // Last to first: each edit's place in the original is still its place in the tree.
+    for (e, &(start, old_end)) in pieces.iter().zip(&points).rev() {
+        tree.edit(&InputEdit {
+            start_byte: e.range.start,
+            old_end_byte: e.range.end,
+            new_end_byte: e.range.start + e.text.len(),
+            start_position: start,
+            old_end_position: old_end,
+            new_end_position: advanced(start, e.text),
+        });
+    }
+    // The edited tree's ranges are where the parsed ranges are in the view.
+    let included_now = if whole {
+        Vec::new()
+    } else {
+        tree.included_ranges()
+    };
+    let now = reparse(lang, &view, &included_now, Some(&tree))?;
+    let broken = now.root_node().has_error();
+    if !whole {
+        let ranges_now: Vec<Range<usize>> = included_now
+            .iter()
+            .map(|r| r.start_byte..r.end_byte)
+            .collect();
+        let shifts = Shifts::new(&pieces);
+        let inner_now: Vec<Range<usize>> = inner
+            .iter()
+            .map(|r| shifts.moved(r.start, true)..shifts.moved(r.end, false))
+            .collect();
+        let holds =
+            partial::edited_cut_holds(original, &view, was, &now, &ranges, &ranges_now, &inner_now);
+        if !holds {
+            return None;
+        }
+    } else if broken && lang == Lang::Rust && after.len() >= SMALL_FILE {
+        // The guard judges a larger Rust result by what changed, not by a whole parse: its
+        // errors would be named differently.
+        return None;
+    }
+    if !broken {
+        return Some(if whole {
+            ResultSyntax::Parses
+        } else {
+            ResultSyntax::ChangesParse
+        });
+    }
+    // The original had no error where the tree was parsed: every error there is new. Which
+    // errors tree-sitter reports depends on how it recovers, and an incremental parse may
+    // recover otherwise than a fresh one: the guard's are a fresh parse's, of the result.
+    let included_after = if whole {
+        Vec::new()
+    } else {
+        let whole_edits: Vec<Edit<'_>> = edits
+            .iter()
+            .map(|e| Edit {
+                range: e.range.clone(),
+                text: e.text.as_bytes(),
+            })
+            .collect();
+        let shifts = Shifts::new(&whole_edits);
+        let ranges_after: Vec<Range<usize>> = ranges
+            .iter()
+            .map(|r| shifts.moved(r.start, true)..shifts.moved(r.end, false))
+            .collect();
+        // With errors, the edited ranges' brackets must balance too, or the text after them
+        // would not be read as before (`x.unwrap() // checked` swallows the `);` after it).
+        // The others have no error: only the edited ones are parsed again, as the guard
+        // parses what changed.
+        let edited = edited(&ranges_after, &shifts, &whole_edits);
+        if !partial::lexes_balanced(&after, &edited) {
+            return None;
+        }
+        partial::with_points(&after, &edited)
+    };
+    let fresh = reparse(lang, &after, &included_after, None)?;
+    let errors = errors_under(fresh.root_node(), &after);
+    if errors.is_empty() {
+        return None;
+    }
+    let changed_from = original
+        .bytes()
+        .zip(after.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    Some(ResultSyntax::Introduced {
+        more: errors.len().saturating_sub(REPORTED_ERRORS),
+        errors: errors
+            .iter()
+            .take(REPORTED_ERRORS)
+            .map(|e| e.report(&after, changed_from))
+            .collect(),
+    })
+}
+
+/// `original` with `pieces` (sorted, not overlapping) made; `None` when that is not UTF-8 (a
+/// piece of a replacement cut inside a character, which a view of Rust never needs).
+fn spliced_bytes(original: &str, pieces: &[Edit<'_>]) -> Option<String> {
+    let mut out = Vec::with_capacity(original.len());
+    let mut at = 0;
+    for e in pieces {
+        out.extend_from_slice(&original.as_bytes()[at..e.range.start]);
+        out.extend_from_slice(e.text);
+        at = e.range.end;
+    }
+    out.extend_from_slice(&original.as_bytes()[at..]);
+    String::from_utf8(out).ok()
+}
+
+/// An edit of the original: its bytes `range` become `text`.
+struct Edit<'a> {
+    range: Range<usize>,
+    text: &'a [u8],
+}
+
+impl<'a> Edit<'a> {
+    /// `edit` of `original` as the edits that change bytes, in order: its text's ends kept
+    /// as they were, and where only the whitespace between two kept bytes changed, that
+    /// whitespace alone (a rewrite re-indents what a `$$$` list captured over lines); the
+    /// bytes between the first and the last that are not kept so are one edit. Pieces less
+    /// than [`JOINED_GAP`] bytes apart are one edit.
+    ///
+    /// With `tokens_only` (Rust), a run of whitespace that becomes another with as many line
+    /// breaks and carriage returns, neither empty, is left as it was: it changes no token.
+    /// Rust reads whitespace only as what separates tokens (a non-empty run stays a
+    /// separator) and what ends a line comment (at the same line break); inside a string or
+    /// a block comment it is text. So the tokens, and every syntax error, are the result's.
+    fn split(original: &str, edit: &'a RawEdit, tokens_only: bool, out: &mut Vec<Edit<'a>>) {
+        let (old, new) = (
+            &original.as_bytes()[edit.range.clone()],
+            edit.text.as_bytes(),
+        );
+        let mut pieces: Vec<(Range<usize>, Range<usize>)> = Vec::new();
+        let mut piece = |was: Range<usize>, now: Range<usize>| {
+            let (a, b) = (&old[was.clone()], &new[now.clone()]);
+            let breaks = |s: &[u8], c: u8| s.iter().filter(|&&b| b == c).count();
+            if tokens_only
+                && !a.is_empty()
+                && !b.is_empty()
+                && a.iter().chain(b).all(u8::is_ascii_whitespace)
+                && breaks(a, b'\n') == breaks(b, b'\n')
+                && breaks(a, b'\r') == breaks(b, b'\r')
+            {
+                return;
+            }
+            match pieces.last_mut() {
+                Some((w, n)) if was.start - w.end < JOINED_GAP => {
+                    (w.end, n.end) = (was.end, now.end);
+                }
+                _ => pieces.push((was, now)),
+            }
+        };
+        let blank = |b: &u8| b.is_ascii_whitespace();
+        // From the start: equal bytes, and whitespace runs, equal or not.
+        let (mut i, mut j) = (0, 0);
+        loop {
+            let wi = old[i..].iter().take_while(|b| blank(b)).count();
+            let wj = new[j..].iter().take_while(|b| blank(b)).count();
+            if old[i..i + wi] != new[j..j + wj] {
+                piece(i..i + wi, j..j + wj);
+            }
+            (i, j) = (i + wi, j + wj);
+            match (old.get(i), new.get(j)) {
+                (Some(a), Some(b)) if a == b => (i, j) = (i + 1, j + 1),
+                _ => break,
+            }
+        }
+        // From the end, down to there.
+        let (mut k, mut l) = (old.len(), new.len());
+        let mut tail = Vec::new();
+        loop {
+            let wk = old[i..k].iter().rev().take_while(|b| blank(b)).count();
+            let wl = new[j..l].iter().rev().take_while(|b| blank(b)).count();
+            if old[k - wk..k] != new[l - wl..l] {
+                tail.push((k - wk..k, l - wl..l));
+            }
+            (k, l) = (k - wk, l - wl);
+            match (k.checked_sub(1), l.checked_sub(1)) {
+                (Some(a), Some(b)) if a >= i && b >= j && old[a] == new[b] => (k, l) = (a, b),
+                _ => break,
+            }
+        }
+        if i < k || j < l {
+            piece(i..k, j..l);
+        }
+        for (was, now) in tail.into_iter().rev() {
+            piece(was, now);
+        }
+        let at = edit.range.start;
+        out.extend(pieces.into_iter().map(|(was, now)| Edit {
+            range: at + was.start..at + was.end,
+            text: &new[now],
+        }));
+    }
+}
+
+/// Bytes between two pieces of one replacement below which they are one edit: each edit
+/// costs tree-sitter a walk down the tree past every node before it (in a large file,
+/// thousands of items), and what lies between two edits so close is quickly parsed again.
+const JOINED_GAP: usize = 64;
+
+/// tree-sitter's parse of the `included` ranges of `text` (all of it when there are none),
+/// reusing what it can of `old`, with this thread's parser.
+fn reparse(
+    lang: Lang,
+    text: &str,
+    included: &[tree_sitter::Range],
+    old: Option<&tree_sitter::Tree>,
+) -> Option<tree_sitter::Tree> {
+    PARSER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let parser = match &mut *cell {
+            Some((set, parser)) if *set == lang => parser,
+            slot => {
+                let mut parser = Parser::new();
+                parser
+                    .set_language(&lang.support_lang().get_ts_language())
+                    .ok()?;
+                &mut slot.insert((lang, parser)).1
+            }
+        };
+        parser.set_included_ranges(included).ok()?;
+        parser.parse(text, old)
+    })
+}
+
+/// Those of `ranges_now` (where the parsed ranges are in the result) that hold an edit.
+fn edited(
+    ranges_now: &[Range<usize>],
+    shifts: &Shifts<'_>,
+    edits: &[Edit<'_>],
+) -> Vec<Range<usize>> {
+    let mut held: Vec<Range<usize>> = Vec::new();
+    for e in edits {
+        let at = shifts.moved(e.range.start, true);
+        let i = ranges_now.partition_point(|r| r.end <= at);
+        if let Some(r) = ranges_now.get(i)
+            && held.last() != Some(r)
+        {
+            held.push(r.clone());
+        }
+    }
+    held
+}
+
+/// Where the text of each of `edits` (sorted) is in the result.
+fn replaced_texts(edits: &[RawEdit]) -> Vec<Range<usize>> {
+    let mut shift = 0isize;
+    edits
+        .iter()
+        .map(|e| {
+            let start = e.range.start.saturating_add_signed(shift);
+            shift += e.text.len() as isize - e.range.len() as isize;
+            start..start + e.text.len()
+        })
+        .collect()
+}
+
+/// Whether each of the sorted `edits` lies inside one of the sorted, disjoint `ranges`, an
+/// insertion not at its start.
+fn each_inside(ranges: &[Range<usize>], edits: &[Edit<'_>]) -> bool {
+    edits.iter().all(|e| {
+        let i = ranges.partition_point(|r| r.end < e.range.end);
+        ranges.get(i).is_some_and(|r| {
+            r.start <= e.range.start
+                && e.range.end <= r.end
+                && !(e.range.is_empty() && e.range.start == r.start)
+        })
+    })
+}
+
+/// Whether an edit starts or ends strictly inside one of the `runs` and reaches out of it.
+fn crosses(runs: &[Range<usize>], edits: &[Edit<'_>]) -> bool {
+    let mut edges: Vec<usize> = runs.iter().flat_map(|r| [r.start, r.end]).collect();
+    edges.sort_unstable();
+    edits.iter().any(|e| {
+        let i = edges.partition_point(|&b| b <= e.range.start);
+        edges.get(i).is_some_and(|&b| b < e.range.end)
+    })
+}
+
+/// Where places of the original are in the result: moved by what the edits before them
+/// added or removed.
+struct Shifts<'a> {
+    edits: &'a [Edit<'a>],
+    /// `after[i]`: what edits `0..=i` added (or, negative, removed).
+    after: Vec<isize>,
+}
+
+impl<'a> Shifts<'a> {
+    fn new(edits: &'a [Edit<'a>]) -> Self {
+        let mut shift = 0isize;
+        let after = edits
+            .iter()
+            .map(|e| {
+                shift += e.text.len() as isize - e.range.len() as isize;
+                shift
+            })
+            .collect();
+        Shifts { edits, after }
+    }
+
+    /// Where `at` is in the result. At a place where an edit ends, or an insertion stands,
+    /// the start of a range (`starts`) stays before the edit's text and an end goes after it.
+    fn moved(&self, at: usize, starts: bool) -> usize {
+        let before = self.edits.partition_point(|e| {
+            e.range.end < at || (e.range.end == at && (!starts || !e.range.is_empty()))
+        });
+        let shift = before.checked_sub(1).map_or(0, |i| self.after[i]);
+        at.saturating_add_signed(shift)
+    }
+}
+
+fn point((row, column): (usize, usize)) -> Point {
+    Point::new(row, column)
+}
+
+/// Where `text` ends when it starts at `start`.
+fn advanced(start: Point, text: &[u8]) -> Point {
+    match memchr::memrchr(b'\n', text) {
+        Some(last) => Point::new(
+            start.row + memchr::memchr_iter(b'\n', text).count(),
+            text.len() - last - 1,
+        ),
+        None => Point::new(start.row, start.column + text.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::ResultSyntax;
+    use crate::changeset::ChangeSet;
+    use crate::engine::{self, Control, EditRequest, Lang, Op, Scope, syntax_errors};
+    use crate::syntax::{SyntaxReport, SyntaxVerdict};
+    use crate::workspace::Workspace;
+
+    /// Rewrites that keep the code parsing, that break it, and that change what a unit (an
+    /// item, a member, statements) starts or ends with, or how the text after it reads.
+    const REWRITES: &[(&str, &str)] = &[
+        ("$X.unwrap()", "$X.expect(\"checked\")"),
+        ("$X.unwrap()", "$X.unwrap() // checked"),
+        ("$X.unwrap()", "$X.unwrap() /* open"),
+        ("use $P;", "pub(crate) use $P;"),
+        ("use $P;", "use $P"),
+        ("use $P;", "$P();"),
+        ("fn $F() { $$$B }", "fn $F() -> () { $$$B }"),
+        ("fn $F() { $$$B }", "#[inline] fn $F() { $$$B }"),
+        ("fn $F() { $$$B }", "$F();"),
+        ("fn $F() { $$$B }", "$F!()"),
+        ("fn $F() { $$$B }", "fn $F() { $$$B } (0)"),
+        ("impl $T { $$$B }", "impl $T { /* inherent */ $$$B }"),
+        ("$S { $$$F }", "$S { $$$F, }"),
+        ("let $X = $V;", "$V;"),
+        ("let $X = $V;", "let $X = $V; }"),
+        ("let $X = $V;", "let $X = { $V;"),
+        ("let $X: $T = $V;", "let $X = $V as $T;"),
+        ("return $X;", "return $X"),
+        ("$X?", "($X)?"),
+        ("if $C { $A } else { $B }", "if !($C) { $B } else { $A }"),
+        ("if $C { $A } else { $B }", "if $C { $A } else { $B } - 1"),
+        ("$X.$M().$N()", "($X.$M()).$N()"),
+        ("\"x\"", "\"x"),
+        ("struct $S { $$$F }", "struct $S { $$$F }\nimpl $S {}"),
+        ("match $E { $$$A }", "match $E { $$$A } else {}"),
+    ];
+
+    /// Each rewrite over the Rust files under `dir`: wherever the plan's own tree says the
+    /// result parses, the guard reading and parsing the file finds no error either (it says
+    /// `Parses` or `ChangesParse`), and a whole parse of the result has none where the
+    /// original had none; a file the plan parsed whole (`Parses`) parses whole. Where the
+    /// tree finds errors, so do the guard (its first one at the same place) and a whole
+    /// parse. A file the tree does not judge, the hinted guard judges as the plain one does.
+    /// Returns how many changed files the tree judged, and how many changed files there were.
+    fn judged_as_the_guard_judges(dir: &Path) -> (usize, usize) {
+        let ws = Workspace::new(dir).unwrap();
+        let (mut judged, mut changed) = (0, 0);
+        let (mut introduced, mut same_errors) = (0, 0);
+        for (pat, out) in REWRITES {
+            let request = EditRequest {
+                ops: vec![Op::new(*pat, *out)],
+                lang: Some(Lang::Rust),
+                check_syntax: true,
+                ..EditRequest::default()
+            };
+            let plan =
+                engine::plan_edits(&Scope::root(&ws), &request, &Control::default()).unwrap();
+            let mut changes = ChangeSet::new(ws.clone());
+            for file in &plan.files {
+                changes
+                    .modify_splicing(&file.path, file.fingerprint, file.splices())
+                    .unwrap();
+            }
+            let guard = SyntaxReport::check(&changes);
+            let hinted = SyntaxReport::check_planned(&changes, &plan);
+            assert_eq!(guard.files.len(), plan.files.len());
+            for ((file, full), fast) in plan.files.iter().zip(&guard.files).zip(&hinted.files) {
+                changed += 1;
+                let Some(said) = &file.syntax else {
+                    assert_eq!(fast, full, "{pat} -> {out}");
+                    continue;
+                };
+                judged += 1;
+                let at = format!("{pat} -> {out} in {}", file.display);
+                let original = file.read_original().unwrap();
+                let after = file.new_contents(&original).unwrap();
+                let broken = !syntax_errors(&after, Lang::Rust).is_empty();
+                if let ResultSyntax::Introduced { .. } = said {
+                    assert!(broken, "{at}: a whole parse finds no error");
+                    // The guard's own cut can be finer (the statements of a method the tree
+                    // parsed whole, as a member): then its error recovery, and so the errors
+                    // after the first, can differ. The first is where both look.
+                    let first = |v: &SyntaxVerdict| match v {
+                        SyntaxVerdict::Introduced { errors, .. } => {
+                            errors.first().map(|e| (e.line, e.column))
+                        }
+                        _ => None,
+                    };
+                    assert!(first(&fast.verdict).is_some(), "{at}: {fast:?}");
+                    assert_eq!(first(&fast.verdict), first(&full.verdict), "{at}");
+                    introduced += 1;
+                    same_errors += usize::from(fast == full);
+                    continue;
+                }
+                assert!(
+                    matches!(
+                        full.verdict,
+                        SyntaxVerdict::Parses | SyntaxVerdict::ChangesParse
+                    ),
+                    "{at}: the tree says {said:?}, the guard {:?}",
+                    full.verdict
+                );
+                assert!(
+                    !broken || !syntax_errors(&original, Lang::Rust).is_empty(),
+                    "{at}: the tree says {said:?}, a whole parse finds an error"
+                );
+                assert!(!(*said == ResultSyntax::Parses && broken), "{at}");
+                let expected = match said {
+                    ResultSyntax::Parses => SyntaxVerdict::Parses,
+                    _ => SyntaxVerdict::ChangesParse,
+                };
+                assert_eq!(fast.verdict, expected, "{at}");
+            }
+        }
+        eprintln!("{introduced} broken results judged, {same_errors} with the guard's very errors");
+        (judged, changed)
+    }
+
+    #[test]
+    fn the_plans_tree_judges_results_as_the_guard_does_in_this_repository() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let (judged, changed) = judged_as_the_guard_judges(&dir);
+        eprintln!("{judged} of {changed} changed files judged by the plan's tree");
+        // Most rewrites here break nothing: most files must be judged, or this tests nothing.
+        assert!(judged * 3 > changed, "{judged} of {changed}");
+    }
+
+    /// The same over a tree of real sources: `XCSH_PARTIAL_CORPUS=dir cargo test --release -p
+    /// xcsh-tools -- --ignored judges_results_on_a_corpus`.
+    #[test]
+    #[ignore = "minutes; needs XCSH_PARTIAL_CORPUS"]
+    fn the_plans_tree_judges_results_as_the_guard_does_on_a_corpus() {
+        let dir = std::env::var("XCSH_PARTIAL_CORPUS").expect("XCSH_PARTIAL_CORPUS");
+        let (judged, changed) = judged_as_the_guard_judges(Path::new(&dir));
+        eprintln!("{judged} of {changed} changed files judged by the plan's tree");
+    }
+}
