@@ -674,6 +674,9 @@ pub(crate) fn with_syntax(text: &mut String, syntax: &SyntaxReport, refusal: Opt
 }
 
 #[cfg(test)]
+mod planned_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
