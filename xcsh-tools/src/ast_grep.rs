@@ -7,10 +7,10 @@ use xcsh_core::{AgentToolResult, CustomTool, ToolContext, ToolError};
 use xcsh_macros::custom_tool;
 
 use crate::config::AstToolsConfig;
-use crate::engine::{self, NearMiss, SearchRequest, SearchResult, Within, search_then_near_misses};
-use crate::output::{
-    CaptureSummary, MatchSummary, SearchOutput, SearchTotals, bounded_notes, shorten,
+use crate::engine::{
+    self, NearMiss, SearchRequest, SearchResult, Within, search_then_near_misses, shorten,
 };
+use crate::output::{CaptureSummary, MatchSummary, SearchOutput, SearchTotals, bounded_notes};
 use crate::run::{
     first_of, no_match_note, parse_lang, parse_limit, plural, run_engine, scope, workspace,
 };

@@ -8,6 +8,7 @@ use xcsh_core::{Content, PendingId, Resource, ResourceBody, ToolContext, resourc
 use xcsh_macros::tool_param;
 
 use crate::changeset::ChangeSet;
+use crate::engine::shorten;
 
 /// The most a structured output may take as JSON: lists are cut to stay under it.
 pub const MAX_OUTPUT_BYTES: usize = 48 * 1024;
@@ -210,14 +211,6 @@ pub(crate) fn push_diff(out: &mut String, diff: &str, max_chars: usize, then: &s
     out.push_str("… the rest of the diff is omitted to keep this preview short; it will be ");
     out.push_str(then);
     out.push('\n');
-}
-
-/// `text` cut to `max` characters, with `…` when cut.
-pub(crate) fn shorten(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
 }
 
 /// The resource of a pending change: the whole unified diff (read now, from the files as they

@@ -56,7 +56,7 @@ impl Staged {
     ) -> Self {
         let config = AstToolsConfig::of(ctx);
         let syntax = SyntaxReport::check(&changes);
-        let cut = |s: &str| crate::output::shorten(s, DETAIL_TEXT_CHARS);
+        let cut = |s: &str| crate::engine::shorten(s, DETAIL_TEXT_CHARS);
         let replacements: Vec<Value> = places
             .iter()
             .map(|p| serde_json::json!({"line": p.line, "before": cut(&p.before), "after": cut(&p.after)}))

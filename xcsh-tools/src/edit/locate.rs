@@ -545,5 +545,5 @@ fn describe_indent(ws: &str) -> String {
 }
 
 fn shorten(s: &str) -> String {
-    crate::output::shorten(s, QUOTED_CHARS)
+    crate::engine::shorten(s, QUOTED_CHARS)
 }

@@ -69,6 +69,7 @@ pub(crate) use matching::{ErrorReport, REPORTED_ERRORS};
 pub use near_miss::NEAR_MISS_FLOOR;
 pub(crate) use near_miss::search_then_near_misses;
 pub(crate) use partial::{ChangedItemsErrors, SMALL_FILE, changed_items_errors};
+pub(crate) use pattern::shorten;
 pub(crate) use result_syntax::ResultSyntax;
 // The binary's one-walk answer after a search that parsed nothing: plumbing, not API.
 pub use matching::{MAX_ERROR_LEAVES, SyntaxErrorNode, syntax_errors};

@@ -799,13 +799,13 @@ fn template_vars(template: &str) -> Vec<TemplateVar> {
     vars
 }
 
-/// `text` cut to at most `max` characters, with an ellipsis when cut.
+/// `text` cut to at most `max` characters, with `…` when cut (messages quote patterns,
+/// notes and lines this way).
 pub(crate) fn shorten(text: &str, max: usize) -> String {
-    let mut out: String = text.chars().take(max).collect();
-    if text.chars().count() > max {
-        out.push('…');
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
     }
-    out
 }
 
 #[cfg(test)]

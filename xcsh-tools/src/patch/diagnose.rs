@@ -88,7 +88,7 @@ fn squeeze(s: &str) -> String {
 
 /// `text`, shortened for a message.
 fn short(text: &str) -> String {
-    crate::output::shorten(text, 120)
+    crate::engine::shorten(text, 120)
 }
 
 /// The message for a hunk whose lines are found nowhere after line `from`.
