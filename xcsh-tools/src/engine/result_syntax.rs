@@ -201,6 +201,17 @@ fn introduced(
                 now_ranges.push(now);
             }
         }
+        // `judge` placed the edits' changed pieces; a whole edit may reach out of its range
+        // (bytes it writes back as they were). Its range would be left out here, and with no
+        // range at all the whole file would be parsed: tell nothing then.
+        let inside = |e: &Edit<'_>| {
+            was_ranges
+                .iter()
+                .any(|r| r.start <= e.range.start && e.range.end <= r.end)
+        };
+        if was_ranges.is_empty() || !edits.iter().all(inside) {
+            return None;
+        }
         if !partial::lexes_balanced(after, &now_ranges) {
             return None;
         }
@@ -270,8 +281,9 @@ impl<'a> Edit<'a> {
     /// bytes between the first and the last that are not kept so are one edit. Pieces less
     /// than [`JOINED_GAP`] bytes apart are one edit.
     ///
-    /// With `tokens_only` (Rust), a run of whitespace that becomes another with as many line
-    /// breaks and carriage returns, neither empty, is left as it was: it changes no token.
+    /// With `tokens_only` (Rust), a run of whitespace holding a line break that becomes another
+    /// with as many line breaks and carriage returns, not beside a `'`, is left as it was: it
+    /// changes no token.
     /// Rust reads whitespace only as what separates tokens (a non-empty run stays a
     /// separator) and what ends a line comment (at the same line break); inside a string or
     /// a block comment it is text. So the tokens, and every syntax error, are the result's.
@@ -281,13 +293,23 @@ impl<'a> Edit<'a> {
             edit.text.as_bytes(),
         );
         let mut pieces: Vec<(Range<usize>, Range<usize>)> = Vec::new();
+        let at = edit.range.start;
+        let src = original.as_bytes();
         let mut piece = |was: Range<usize>, now: Range<usize>| {
             let (a, b) = (&old[was.clone()], &new[now.clone()]);
             let breaks = |s: &[u8], c: u8| s.iter().filter(|&&b| b == c).count();
+            // Beside a `'`, whitespace may be a char literal's one character (`' '`), which
+            // more of would not lex; a run with a line break is never one.
+            let quoted = (at + was.start)
+                .checked_sub(1)
+                .is_some_and(|i| src[i] == b'\'')
+                || src.get(at + was.end) == Some(&b'\'');
             if tokens_only
                 && !a.is_empty()
                 && !b.is_empty()
+                && !quoted
                 && a.iter().chain(b).all(u8::is_ascii_whitespace)
+                && breaks(a, b'\n') > 0
                 && breaks(a, b'\n') == breaks(b, b'\n')
                 && breaks(a, b'\r') == breaks(b, b'\r')
             {
@@ -352,7 +374,6 @@ impl<'a> Edit<'a> {
                 pieces[k] = (was.start - 1..was.end, now.start - 1..now.end);
             }
         }
-        let at = edit.range.start;
         out.extend(pieces.into_iter().map(|(was, now)| Edit {
             range: at + was.start..at + was.end,
             text: &new[now],
