@@ -1,9 +1,12 @@
 //! Parsing a file and walking its matches.
 
+use std::cell::RefCell;
+
 use ast_grep_core::matcher::MatcherExt as _;
-use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::tree_sitter::{LanguageExt as _, StrDoc};
 use ast_grep_core::{AstGrep, Matcher as _, NodeMatch, Pattern};
 use ast_grep_language::SupportLang;
+use tree_sitter::Parser;
 
 use super::Lang;
 use super::prefilter::Anchors;
@@ -17,6 +20,39 @@ pub(crate) fn parse(text: &str, lang: Lang) -> Option<Root> {
     StrDoc::try_new(text, lang.support_lang())
         .ok()
         .map(AstGrep::doc)
+}
+
+thread_local! {
+    /// One parser per worker thread, for parses of included ranges or against an old tree
+    /// (ast-grep's own cached parsers parse whole files only), set to the language of the
+    /// last text it parsed.
+    static PARSER: RefCell<Option<(Lang, Parser)>> = const { RefCell::new(None) };
+}
+
+/// tree-sitter's parse of the `included` ranges of `text` (all of it when there are none),
+/// reusing what it can of `old` (an edited tree of an earlier text), with this thread's
+/// parser. `None` when the ranges are not sorted and disjoint, or tree-sitter gives up.
+pub(crate) fn parse_tree(
+    lang: Lang,
+    text: &str,
+    included: &[tree_sitter::Range],
+    old: Option<&tree_sitter::Tree>,
+) -> Option<tree_sitter::Tree> {
+    PARSER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let parser = match &mut *cell {
+            Some((set, parser)) if *set == lang => parser,
+            slot => {
+                let mut parser = Parser::new();
+                parser
+                    .set_language(&lang.support_lang().get_ts_language())
+                    .ok()?;
+                &mut slot.insert((lang, parser)).1
+            }
+        };
+        parser.set_included_ranges(included).ok()?;
+        parser.parse(text, old)
+    })
 }
 
 /// Whether the parse tree has a syntax error (an ERROR or MISSING node).

@@ -15,14 +15,12 @@
 //! parts the plan parsed, which hold every replacement, parse as they would in the file,
 //! when the edited tree passes the checks of [`partial::edited_cut_holds`].
 
-use std::cell::RefCell;
 use std::ops::Range;
 
-use ast_grep_core::tree_sitter::LanguageExt as _;
-use tree_sitter::{InputEdit, Parser, Point};
+use tree_sitter::{InputEdit, Point};
 
 use super::Lang;
-use super::matching::{ErrorReport, REPORTED_ERRORS, Root, errors_under};
+use super::matching::{ErrorReport, REPORTED_ERRORS, Root, errors_under, parse_tree};
 use super::partial::{self, SMALL_FILE};
 use super::rewrite::{LineCounter, RawEdit};
 use crate::changeset::hunks::spliced;
@@ -45,11 +43,6 @@ pub(crate) enum ResultSyntax {
         errors: Vec<ErrorReport>,
         more: usize,
     },
-}
-
-thread_local! {
-    /// One parser per worker thread, set to the language of the last file it parsed.
-    static PARSER: RefCell<Option<(Lang, Parser)>> = const { RefCell::new(None) };
 }
 
 /// The verdict on `original` (parsed as `root`, of `lang`) with `edits` made (sorted, not
@@ -131,7 +124,7 @@ pub(crate) fn judge(
     } else {
         tree.included_ranges()
     };
-    let now = reparse(lang, &view, &included_now, Some(&tree))?;
+    let now = parse_tree(lang, &view, &included_now, Some(&tree))?;
     if now.root_node().has_error() {
         let removed: usize = edits.iter().map(|e| e.range.len()).sum();
         let added: usize = edits.iter().map(|e| e.text.len()).sum();
@@ -180,7 +173,7 @@ fn introduced(
             // The guard judges a larger Rust result by what changed.
             return None;
         }
-        reparse(lang, after, &[], None)?
+        parse_tree(lang, after, &[], None)?
     } else {
         let edits: Vec<Edit<'_>> = edits
             .iter()
@@ -216,7 +209,7 @@ fn introduced(
             return None;
         }
         let included = partial::with_points(after, &now_ranges);
-        let fresh = reparse(lang, after, &included, None)?;
+        let fresh = parse_tree(lang, after, &included, None)?;
         let inner_now: Vec<Range<usize>> = inner
             .iter()
             .map(|r| shifts.moved(r.start, true)..shifts.moved(r.end, false))
@@ -385,31 +378,6 @@ impl<'a> Edit<'a> {
 /// costs tree-sitter a walk down the tree past every node before it (in a large file,
 /// thousands of items), and what lies between two edits so close is quickly parsed again.
 const JOINED_GAP: usize = 64;
-
-/// tree-sitter's parse of the `included` ranges of `text` (all of it when there are none),
-/// reusing what it can of `old`, with this thread's parser.
-fn reparse(
-    lang: Lang,
-    text: &str,
-    included: &[tree_sitter::Range],
-    old: Option<&tree_sitter::Tree>,
-) -> Option<tree_sitter::Tree> {
-    PARSER.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        let parser = match &mut *cell {
-            Some((set, parser)) if *set == lang => parser,
-            slot => {
-                let mut parser = Parser::new();
-                parser
-                    .set_language(&lang.support_lang().get_ts_language())
-                    .ok()?;
-                &mut slot.insert((lang, parser)).1
-            }
-        };
-        parser.set_included_ranges(included).ok()?;
-        parser.parse(text, old)
-    })
-}
 
 /// Whether each of the sorted `edits` lies inside one of the sorted, disjoint `ranges`, an
 /// insertion not at its start.

@@ -58,17 +58,16 @@
 //! Only for a tree nobody keeps: a warm session's [`ParseCache`](super::ParseCache) keeps
 //! whole trees, which serve every later pattern, and asks for one whenever it would keep it.
 
-use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::OnceLock;
 
 use ast_grep_core::tree_sitter::{LanguageExt as _, StrDoc};
 use ast_grep_core::{AstGrep, Matcher as _};
 use ast_grep_language::SupportLang;
-use tree_sitter::{Parser, Point};
+use tree_sitter::Point;
 
 use super::Lang;
-use super::matching::{Root, has_syntax_error};
+use super::matching::{Root, has_syntax_error, parse_tree};
 use super::pattern::{LangOps, OpKind};
 use super::prefilter::Anchors;
 use super::rewrite::LineCounter;
@@ -91,12 +90,6 @@ mod tests;
 use items::nested_units;
 use items::{Lexed, Segment, item_boundaries};
 pub(crate) use lex::{block_comment_end, quote_end, raw_string_end, string_end};
-
-thread_local! {
-    /// One Rust parser per worker thread, for parses with included ranges (ast-grep's own
-    /// cached parsers always parse whole files).
-    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
-}
 
 /// The ranges of a cold parse of `text` for the ops in `may_match`, whose anchors are
 /// `anchors` (same order): `None` (the whole file) unless each of them is a pattern that
@@ -1088,21 +1081,7 @@ fn parse_included(text: &str, ranges: &[Range<usize>]) -> Option<tree_sitter::Tr
 
 /// tree-sitter's parse of only the `included` ranges of Rust `text`, with this thread's parser.
 fn parse_in(text: &str, included: &[tree_sitter::Range]) -> Option<tree_sitter::Tree> {
-    PARSER.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        let parser = match &mut *cell {
-            Some(parser) => parser,
-            slot => {
-                let mut parser = Parser::new();
-                parser
-                    .set_language(&SupportLang::Rust.get_ts_language())
-                    .ok()?;
-                slot.insert(parser)
-            }
-        };
-        parser.set_included_ranges(included).ok()?;
-        parser.parse(text, None)
-    })
+    parse_tree(Lang::Rust, text, included, None)
 }
 
 /// tree-sitter's ranges carry line and column (in bytes) besides byte offsets.
