@@ -397,10 +397,10 @@ impl WrittenFile<'_> {
         Ok((before, after))
     }
 
-    /// For a modification by splicing: the fingerprint of the original it expects and how
-    /// many edits it splices in, what a producer that judged the result itself
+    /// For a modification by splicing: the fingerprint of the original it expects and the
+    /// edits it splices in, what a producer that judged the result itself
     /// ([`SyntaxHints`](crate::syntax::SyntaxHints)) knows the file by.
-    pub(crate) fn spliced(&self) -> Option<(Fingerprint, usize)> {
+    pub(crate) fn spliced(&self) -> Option<(Fingerprint, &[super::Splice])> {
         match (self.op, self.read) {
             (
                 Op::Modify {
@@ -408,7 +408,7 @@ impl WrittenFile<'_> {
                     ..
                 },
                 Some(file),
-            ) => Some((file.expect, splices.edits().len())),
+            ) => Some((file.expect, splices.edits())),
             _ => None,
         }
     }

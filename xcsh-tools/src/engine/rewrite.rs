@@ -235,13 +235,17 @@ impl FileEdit {
             .map(|r| Splice::new(r.range.clone(), self.after(r)))
     }
 
+    /// The replacements as `(range of the original, new text)`, in order.
+    pub(crate) fn edits(&self) -> impl Iterator<Item = (&Range<usize>, &str)> {
+        self.replacements.iter().map(|r| (&r.range, self.after(r)))
+    }
+
     /// Splices the replacements into `original`, which is the text the plan read (checked by
     /// the caller).
     pub(super) fn splice_into(&self, original: &str) -> String {
         let removed: usize = self.replacements.iter().map(|r| r.range.len()).sum();
         let len = original.len() + self.inserted.len() - removed;
-        let edits = self.replacements.iter().map(|r| (&r.range, self.after(r)));
-        spliced(original, 0..original.len(), edits, len)
+        spliced(original, 0..original.len(), self.edits(), len)
     }
 
     /// Keeps only the first `n` replacements.

@@ -36,6 +36,8 @@
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::{Hash as _, Hasher as _};
+use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -59,7 +61,7 @@ pub(crate) type CleanOriginals = HashMap<String, Fingerprint>;
 /// ([`EditRequest::check_syntax`](crate::engine::EditRequest::check_syntax)). The guard takes
 /// a judged result's verdict, without reading the file, only for the change it was made of:
 /// the same path and language, spliced into an original of the same fingerprint with the same
-/// number of edits (a partial accept that keeps part of a file's edits is judged afresh).
+/// edits (a partial accept that keeps part of a file's edits is judged afresh).
 #[derive(Debug, Default)]
 pub(crate) struct SyntaxHints {
     pub(crate) clean: CleanOriginals,
@@ -71,8 +73,20 @@ pub(crate) struct SyntaxHints {
 struct Judged {
     original: Fingerprint,
     lang: Lang,
-    edits: usize,
+    /// [`digest`] of the splices the verdict is on.
+    edits: u64,
     verdict: SyntaxVerdict,
+}
+
+/// A digest of a file's splices, ranges and texts: a verdict is taken only for the very
+/// edits it judged.
+fn digest<'a>(splices: impl IntoIterator<Item = (&'a Range<usize>, &'a str)>) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    for (range, text) in splices {
+        range.hash(&mut hasher);
+        text.hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 impl SyntaxHints {
@@ -108,7 +122,7 @@ impl SyntaxHints {
                 let judged = Judged {
                     original: f.fingerprint,
                     lang: f.lang,
-                    edits: f.replacements.len(),
+                    edits: digest(f.edits()),
                     verdict,
                 };
                 Some((f.display.clone(), judged))
@@ -121,8 +135,10 @@ impl SyntaxHints {
     fn verdict(&self, file: &WrittenFile<'_>, lang: Lang) -> Option<SyntaxVerdict> {
         let judged = self.judged.get(&file.shown)?;
         let (original, edits) = file.spliced()?;
-        (judged.original == original && judged.lang == lang && judged.edits == edits)
-            .then(|| judged.verdict.clone())
+        (judged.original == original
+            && judged.lang == lang
+            && judged.edits == digest(edits.iter().map(|s| (&s.range, s.text.as_str()))))
+        .then(|| judged.verdict.clone())
     }
 }
 

@@ -139,3 +139,37 @@ fn the_plans_tree_judges_results_as_the_guard_does_on_a_corpus() {
     let (judged, changed) = judged_as_the_guard_judges(Path::new(&dir));
     eprintln!("{judged} of {changed} changed files judged by the plan's tree");
 }
+
+/// A verdict is taken only for the very edits it judged: a change set staged from the same
+/// file with the same number of other edits is judged afresh.
+#[test]
+fn a_verdict_is_for_the_edits_it_judged_not_their_number() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("lib.rs"), "fn f() -> u8 { g().unwrap() }\n").expect("write");
+    let ws = Workspace::new(dir.path()).expect("ws");
+    let request = EditRequest {
+        ops: vec![Op::new("$X.unwrap()", "$X?")],
+        check_syntax: true,
+        ..EditRequest::default()
+    };
+    let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default()).expect("plan");
+    let file = &plan.files[0];
+    assert!(file.syntax.is_some(), "the plan judged it");
+    let staged = |splices: Vec<crate::changeset::Splice>| {
+        let mut changes = ChangeSet::new(ws.clone());
+        changes
+            .modify_splicing(&file.path, file.fingerprint, splices)
+            .expect("stage");
+        SyntaxReport::check_planned(&changes, &plan).files[0]
+            .verdict
+            .clone()
+    };
+    assert_eq!(staged(file.splices().collect()), SyntaxVerdict::Parses);
+    // One edit as well, but another: `g()?` becomes `g()?)`.
+    let mut other: Vec<_> = file.splices().collect();
+    other[0].text.push(')');
+    assert!(
+        matches!(staged(other), SyntaxVerdict::Introduced { .. }),
+        "judged afresh"
+    );
+}
