@@ -19,13 +19,14 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use ast_grep_config::CombinedScan;
 use ast_grep_core::replacer::Replacer as _;
 use serde::Serialize;
 
-use super::matching::{Root, for_each_match, has_syntax_error};
+use super::matching::{Root, for_each_match, has_syntax_error, parse};
+use super::partial;
 use super::pattern::shorten;
 use super::pattern::{LangOps, OpKind};
 use super::result_syntax::{self, ResultSyntax};
@@ -425,24 +426,97 @@ struct FileResult {
 /// `check_syntax`: see [`EditRequest::check_syntax`].
 fn rewrite_file(c: Candidate<'_>, check_syntax: bool) -> FileResult {
     let mut result = FileResult {
-        sort_key: c.sort_key,
+        sort_key: c.sort_key.clone(),
         display: c.display.clone(),
         has_error: false,
         outcome: Ok(Outcome::NoChange),
         identical: 0,
         per_op: Vec::new(),
     };
-    let Some(root) = c.root.clone() else {
-        result.has_error = true;
-        return result;
-    };
-    result.has_error = has_syntax_error(&root);
-
     let mut edits = Vec::new();
-    let is_rule = c.ops.ops.first().is_some_and(|op| op.rule().is_some());
-    if is_rule {
-        rule_edits(&root, &c.text, c.ops, &c.may_match, &mut result, &mut edits);
+    // A file in parts is matched a part at a time; when a part cannot stand for its items
+    // (see `partial::parse_cut`), the whole file is parsed, as a cut's parse would.
+    let in_parts = !c.chunks.is_empty() && edits_in_parts(&c, &mut result, &mut edits);
+    let mut root = None;
+    if !in_parts {
+        let parsed = match &c.root {
+            Some(root) => Some(root.clone()),
+            None if !c.chunks.is_empty() => parse(&c.text, c.lang).map(Arc::new),
+            None => None,
+        };
+        let Some(parsed) = parsed else {
+            result.has_error = true;
+            return result;
+        };
+        result.has_error = has_syntax_error(&parsed);
+        if c.ops.ops.first().is_some_and(|op| op.rule().is_some()) {
+            rule_edits(
+                &parsed,
+                &c.text,
+                c.ops,
+                &c.may_match,
+                &mut result,
+                &mut edits,
+            );
+        }
+        pattern_edits(&parsed, &c, &mut result, &mut edits);
+        root = Some(parsed);
     }
+    if edits.is_empty() {
+        return result;
+    }
+    // A rule's edits are already in the CLI's order, overlaps dropped as it drops them.
+    if !c.ops.ops.first().is_some_and(|op| op.rule().is_some()) {
+        edits.sort_by_key(|e| (e.range.start, e.range.end, e.op));
+        if let Some(err) = find_overlap(&c.text, &c.display, &edits) {
+            result.outcome = Err(err);
+            return result;
+        }
+    }
+    // Files in parts are planned only when nothing judges the result (see `plan_compiled`).
+    let syntax = match &root {
+        Some(root) if check_syntax => result_syntax::judge(root, c.lang, &c.text, &c.inner, &edits),
+        _ => None,
+    };
+    drop(root);
+    let fingerprint = Fingerprint::of(c.text.as_bytes());
+    let built = build(&c.text, edits);
+    result.outcome = Ok(Outcome::Changed(FileEdit {
+        path: c.path,
+        display: c.display,
+        lang: c.lang,
+        fingerprint,
+        replacements: built.replacements,
+        inserted: built.inserted,
+        syntax,
+    }));
+    result
+}
+
+/// The edits of `c`'s patterns found in each of its [`chunks`](Candidate::chunks) in turn,
+/// each part's tree dropped before the next is parsed; `false`, with nothing found kept, when
+/// a part cannot stand for its items.
+fn edits_in_parts(c: &Candidate<'_>, result: &mut FileResult, edits: &mut Vec<RawEdit>) -> bool {
+    for part in &c.chunks {
+        let Some(root) = partial::parse_cut(&c.text, part) else {
+            edits.clear();
+            result.identical = 0;
+            result.per_op.clear();
+            return false;
+        };
+        pattern_edits(&root, c, result, edits);
+    }
+    true
+}
+
+/// The edits of `c`'s pattern ops with a rewrite, matched in `root`: each match's whole node
+/// replaced, in the order found; matches that rewrite to themselves are counted as identical.
+fn pattern_edits(
+    root: &Root,
+    c: &Candidate<'_>,
+    result: &mut FileResult,
+    edits: &mut Vec<RawEdit>,
+) {
     for (&i, anchors) in c.may_match.iter().zip(&c.anchors) {
         let op = &c.ops.ops[i];
         let OpKind::Pattern {
@@ -454,7 +528,7 @@ fn rewrite_file(c: Candidate<'_>, check_syntax: bool) -> FileResult {
             continue;
         };
         let mut matches = 0;
-        for_each_match(&root, pattern, false, anchors.as_ref(), |m| {
+        for_each_match(root, pattern, false, anchors.as_ref(), |m| {
             matches += 1;
             // The whole matched node is replaced, trailing `;` included, as the CLI does
             // (`var $A = $B` -> `let $A = $B` turns `var a = 1;` into `let a = 1`). ast-grep's
@@ -476,33 +550,6 @@ fn rewrite_file(c: Candidate<'_>, check_syntax: bool) -> FileResult {
             result.per_op.push((op.index, matches));
         }
     }
-    if edits.is_empty() {
-        return result;
-    }
-    // A rule's edits are already in the CLI's order, overlaps dropped as it drops them.
-    if !is_rule {
-        edits.sort_by_key(|e| (e.range.start, e.range.end, e.op));
-        if let Some(err) = find_overlap(&c.text, &c.display, &edits) {
-            result.outcome = Err(err);
-            return result;
-        }
-    }
-    let syntax = check_syntax
-        .then(|| result_syntax::judge(&root, c.lang, &c.text, &c.inner, &edits))
-        .flatten();
-    drop(root);
-    let fingerprint = Fingerprint::of(c.text.as_bytes());
-    let built = build(&c.text, edits);
-    result.outcome = Ok(Outcome::Changed(FileEdit {
-        path: c.path,
-        display: c.display,
-        lang: c.lang,
-        fingerprint,
-        replacements: built.replacements,
-        inserted: built.inserted,
-        syntax,
-    }));
-    result
 }
 
 /// The edits of the rules in `c` (those the prefilter left), made as `ast-grep scan --rule
@@ -706,6 +753,12 @@ pub fn plan_edits(
     )
 }
 
+/// A Rust file with more than this many bytes of items a match can be in, whose tree no
+/// cache keeps, is parsed in parts (see `partial::Cut::chunks`): a tree costs some eighty
+/// times its text, and two threads each holding a 260 KB file's whole tree made a broad
+/// pattern's peak memory.
+const PARTS_ABOVE: usize = 128 * 1024;
+
 /// [`plan_edits`] with ops compiled beforehand.
 pub(crate) fn plan_compiled(
     scope: &Scope<'_>,
@@ -735,7 +788,10 @@ pub(crate) fn plan_compiled(
             .add(result);
         changed
     };
-    let report = walk(scope, ops, walk_opts, cache, ctl, &visit)?;
+    // Without a judge of the results, which reads a file's one tree, a large file's many
+    // matched items are parsed and matched in parts: a plan holds one part's tree at a time.
+    let chunk_above = (!check_syntax).then_some(PARTS_ABOVE);
+    let report = walk(scope, ops, walk_opts, cache, chunk_above, ctl, &visit)?;
     let mut collected = collector.into_inner().unwrap_or_else(|p| p.into_inner());
 
     collected.overlaps.sort_by(|a, b| a.0.cmp(&b.0));

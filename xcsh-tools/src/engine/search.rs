@@ -325,6 +325,7 @@ pub fn search(
         &ops,
         &request.walk,
         request.cache.as_ref(),
+        None,
         ctl,
         &visit,
     )?;

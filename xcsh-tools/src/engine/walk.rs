@@ -28,6 +28,7 @@ use serde::Serialize;
 
 use super::cache::{ParseCache, Stat};
 use super::matching::{Root, parse};
+use super::partial::Cut;
 use super::pattern::{LangOps, OpKind};
 use super::prefilter::{Anchors, Tokens, Words};
 use super::{CompiledOps, Control, EngineError, Lang, Progress, partial};
@@ -181,6 +182,10 @@ pub(crate) struct Candidate<'a> {
     /// Where `root` is a partial tree: the runs of a body's items among its ranges
     /// (`partial::Cut::inner`); else empty.
     pub inner: Vec<Range<usize>>,
+    /// With [`walk`]'s `chunk_above`, for a file whose anchored items are more than that:
+    /// those items in parts, for the visitor to parse and match one after the other (see
+    /// [`Cut::chunks`]), and `root` is `None`. Else empty.
+    pub chunks: Vec<Cut>,
 }
 
 /// What a walk saw besides the candidates it handed over.
@@ -308,6 +313,7 @@ struct Shared<'a> {
     ops: &'a CompiledOps,
     opts: &'a WalkOptions,
     cache: Option<&'a ParseCache>,
+    chunk_above: Option<usize>,
     ctl: &'a Control<'a>,
     visit: &'a (dyn Fn(Candidate<'_>) -> bool + Sync),
     skipped: Mutex<Skipped>,
@@ -473,31 +479,49 @@ impl Shared<'_> {
         }
         self.parsed.fetch_add(1, Ordering::Relaxed);
         let mut inner = Vec::new();
+        let mut chunks = Vec::new();
         if root.is_none() {
             // Parse just the items a match can be in (see `partial`). A kept tree is whole,
             // for every later pattern: with a cache that would keep it, the whole file is
             // parsed when those items are half of it or more (it costs at most twice the
             // items'); when they are less, this call does not pay for later ones (the file's
             // text is still kept), as a broad pattern's preview through a session would.
-            let ranges =
-                partial::ranges_for(&text, lang, lang_ops, &may_match, &anchors).filter(|cut| {
-                    self.cache.is_none_or(|cache| {
-                        cut.len() * 2 < text.len() || !cache.would_keep_tree(text.len())
-                    })
-                });
-            let whole = ranges.is_none();
-            let parsed = match ranges {
-                Some(cut) => (partial::parse_ranges(&text, &cut), cut.inner),
-                None => (parse(&text, lang), Vec::new()),
-            };
-            root = parsed.0.map(Arc::new);
-            inner = parsed.1;
-            match (self.cache, &root, read) {
-                (Some(_), Some(parsed), Some(_)) => keep(whole.then(|| parsed.clone()), true),
-                (Some(cache), Some(parsed), None) if whole => {
-                    cache.add_root(path, lang, &text, parsed.clone());
+            let cut = partial::cut_for(&text, lang, lang_ops, &may_match, &anchors);
+            match cut {
+                // Many anchored items, and no tree to keep: the visitor parses them in parts,
+                // at most 16 (each parse copies the file's text).
+                Some(cut)
+                    if self.cache.is_none()
+                        && self.chunk_above.is_some_and(|bytes| cut.len() > bytes) =>
+                {
+                    let bytes = self.chunk_above.unwrap_or_default();
+                    let part = (bytes / 2).max(cut.len() / 16);
+                    chunks = cut.chunks(part);
                 }
-                _ => {}
+                cut => {
+                    let ranges = cut.filter(|cut| {
+                        cut.worth_it(&text)
+                            && self.cache.is_none_or(|cache| {
+                                cut.len() * 2 < text.len() || !cache.would_keep_tree(text.len())
+                            })
+                    });
+                    let whole = ranges.is_none();
+                    let parsed = match ranges {
+                        Some(cut) => (partial::parse_ranges(&text, &cut), cut.inner),
+                        None => (parse(&text, lang), Vec::new()),
+                    };
+                    root = parsed.0.map(Arc::new);
+                    inner = parsed.1;
+                    match (self.cache, &root, read) {
+                        (Some(_), Some(parsed), Some(_)) => {
+                            keep(whole.then(|| parsed.clone()), true);
+                        }
+                        (Some(cache), Some(parsed), None) if whole => {
+                            cache.add_root(path, lang, &text, parsed.clone());
+                        }
+                        _ => {}
+                    }
+                }
             }
         }
         let sort_key = path
@@ -514,6 +538,7 @@ impl Shared<'_> {
             may_match,
             anchors,
             inner,
+            chunks,
         })
     }
 
@@ -613,11 +638,15 @@ fn err_path(err: &ignore::Error) -> Option<&Path> {
 
 /// Walks `scope` and hands every candidate file to `visit`, in parallel; `visit` returns
 /// whether the file matched (for progress).
+///
+/// With `chunk_above`, a Rust file with more than that many bytes of anchored items, whose
+/// tree no cache keeps, is not parsed here: its [`Candidate::chunks`] are.
 pub(crate) fn walk(
     scope: &Scope<'_>,
     ops: &CompiledOps,
     opts: &WalkOptions,
     cache: Option<&ParseCache>,
+    chunk_above: Option<usize>,
     ctl: &Control<'_>,
     visit: &(dyn Fn(Candidate<'_>) -> bool + Sync),
 ) -> Result<WalkReport, EngineError> {
@@ -633,6 +662,7 @@ pub(crate) fn walk(
         ops,
         opts,
         cache,
+        chunk_above,
         ctl,
         visit,
         skipped: Mutex::new(Skipped::default()),

@@ -229,7 +229,7 @@ fn near_misses_in(
                 true
             };
             // Stopped at the deadline, the walk reports `Cancelled`: what was found stands.
-            let _: Result<_, EngineError> = walk(scope, ops, walk_opts, cache, &own, &visit);
+            let _: Result<_, EngineError> = walk(scope, ops, walk_opts, cache, None, &own, &visit);
             if stop.is_cancelled() || ctl.is_cancelled() {
                 break;
             }

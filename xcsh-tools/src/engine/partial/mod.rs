@@ -93,8 +93,10 @@ pub(crate) use lex::{block_comment_end, quote_end, raw_string_end, string_end};
 
 /// The ranges of a cold parse of `text` for the ops in `may_match`, whose anchors are
 /// `anchors` (same order): `None` (the whole file) unless each of them is a pattern that
-/// cannot match the whole file and has anchors.
-pub(crate) fn ranges_for(
+/// cannot match the whole file and has anchors. Worth parsing instead of the whole file when
+/// the anchored items are less than most of it ([`Cut::worth_it`]); if they are many, in
+/// parts ([`Cut::chunks`]).
+pub(crate) fn cut_for(
     text: &str,
     lang: Lang,
     ops: &LangOps,
@@ -183,9 +185,9 @@ const NESTING_KINDS: &[&str] = &[
     "foreign_mod_item",
 ];
 
-/// The byte ranges of Rust `text` worth parsing to find every match that covers one of
+/// The byte ranges of Rust `text` to parse to find every match that covers one of
 /// `anchors` (`start..end` of literal occurrences), or `None` when the whole file should be
-/// parsed: no anchor, no cut, or the anchored items are most of the file anyway. With
+/// parsed: no anchor, or no cut. With
 /// `nest`, an anchor inside the body of an `impl`, `trait`, `mod` or `extern` block needs
 /// only the inner items around it ([`Lexed::nested_units`]), and at [`Depth::Statements`] an anchor
 /// in a function's body only the statements around it.
@@ -267,11 +269,10 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> O
     }
     member_units.sort_unstable_by_key(|u| u.start);
     member_units.dedup();
-    let cut = Cut {
+    Some(Cut {
         ranges,
         inner: member_units,
-    };
-    ((cut.len() as f64) < WORTH_IT * text.len() as f64).then_some(cut)
+    })
 }
 
 /// What of a Rust file to parse: whole top-level items, and items inside bodies.
@@ -288,30 +289,66 @@ impl Cut {
     pub fn len(&self) -> usize {
         self.ranges.iter().map(ExactSizeIterator::len).sum()
     }
+
+    /// Whether parsing only the cut pays against parsing the whole `text`.
+    pub(crate) fn worth_it(&self, text: &str) -> bool {
+        (self.len() as f64) < WORTH_IT * text.len() as f64
+    }
+
+    /// The cut in consecutive parts of about `bytes` each (a range longer than that is a part
+    /// alone), each with the runs of `inner` inside it: parsed and matched one after the
+    /// other, they find what the whole cut finds (each item parses the same whatever items
+    /// stand around it, see the module's notes), while only one part's tree is held at a
+    /// time. A tree costs some eighty times its text: a 260 KB file of test functions,
+    /// parsed whole for `fn $F() { $$$B }`, held 20 MB.
+    pub(crate) fn chunks(self, bytes: usize) -> Vec<Cut> {
+        let mut parts: Vec<Cut> = Vec::new();
+        let mut size = bytes;
+        for range in self.ranges {
+            if size >= bytes {
+                parts.push(Cut {
+                    ranges: Vec::new(),
+                    inner: Vec::new(),
+                });
+                size = 0;
+            }
+            size += range.len();
+            if let Some(part) = parts.last_mut() {
+                part.ranges.push(range);
+            }
+        }
+        let mut inner = self.inner.into_iter().peekable();
+        for part in &mut parts {
+            let end = part.ranges.last().map_or(0, |r| r.end);
+            while let Some(run) = inner.next_if(|run| run.end <= end) {
+                part.inner.push(run);
+            }
+        }
+        parts
+    }
 }
 
-/// Parses only the `cut` of `text` (from [`ranges_for`]); the whole file instead when that
+/// Parses only the `cut` of `text` (from [`cut_for`]); the whole file instead when that
 /// parse has a syntax error, or reads an item of a body as an expression statement or a
 /// shebang (which a body cannot hold: the lexical cut lets that happen only in rare cases,
 /// `a::m!(x);` after a `}`, `#! [attr]`). `None` only when
 /// tree-sitter gives up, as [`super::matching::parse`].
 pub(crate) fn parse_ranges(text: &str, cut: &Cut) -> Option<Root> {
-    let root = parse_apart(text, &cut.ranges).map(|tree| {
-        AstGrep::doc(StrDoc {
-            src: text.to_owned(),
-            lang: SupportLang::Rust,
-            tree,
-        })
+    parse_cut(text, cut).or_else(|| super::matching::parse(text, Lang::Rust))
+}
+
+/// The tree of only the `cut` of `text`, `None` where [`parse_ranges`] would parse the whole
+/// file instead (a syntax error, a body's item read as a statement or a shebang, or
+/// tree-sitter giving up).
+pub(crate) fn parse_cut(text: &str, cut: &Cut) -> Option<Root> {
+    let tree = parse_apart(text, &cut.ranges)?;
+    let root = AstGrep::doc(StrDoc {
+        src: text.to_owned(),
+        lang: SupportLang::Rust,
+        tree,
     });
-    match root {
-        Some(root)
-            if !(has_syntax_error(&root)
-                || reads_a_body_as_a_file(root.root().get_inner_node(), &cut.inner)) =>
-        {
-            Some(root)
-        }
-        _ => super::matching::parse(text, Lang::Rust),
-    }
+    (!(has_syntax_error(&root) || reads_a_body_as_a_file(root.root().get_inner_node(), &cut.inner)))
+        .then_some(root)
 }
 
 /// Whether a top-level node of `node` runs on from one of the (sorted) `ranges` into the

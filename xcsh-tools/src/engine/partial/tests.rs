@@ -8,6 +8,17 @@ fn runs(src: &str) -> Option<Vec<&str>> {
     Some(b.windows(2).map(|w| &src[w[0]..w[1]]).collect())
 }
 
+/// The cut a cold parse takes instead of the whole file.
+fn ranges_for(
+    text: &str,
+    lang: Lang,
+    ops: &LangOps,
+    may_match: &[usize],
+    anchors: &[Option<Anchors>],
+) -> Option<Cut> {
+    cut_for(text, lang, ops, may_match, anchors).filter(|cut| cut.worth_it(text))
+}
+
 #[test]
 fn items_are_cut_after_a_semicolon_or_a_closing_brace_before_an_item() {
     let src = "use a::b;\nfn f() { g(); }\n#[derive(Default)]\nstruct S { x: u8 }\nimpl S {}";
@@ -485,7 +496,7 @@ fn check_matches_through_the_cut(path: &str, src: &str, whole: &Root) -> usize {
         let anchors = prefilter
             .shape_anchors(0, &tokens)
             .or_else(|| prefilter.anchors(0, src.as_bytes()));
-        let Some(cut) = ranges_for(
+        let Some(cut) = cut_for(
             src,
             Lang::Rust,
             lang_ops,
@@ -494,25 +505,65 @@ fn check_matches_through_the_cut(path: &str, src: &str, whole: &Root) -> usize {
         ) else {
             continue;
         };
-        let part = parse_ranges(src, &cut).unwrap();
-        for reentrant in [false, true] {
-            let found = |root: &Root, anchors| {
-                let mut out = Vec::new();
-                for_each_match(root, pattern, reentrant, anchors, |m| {
-                    out.push((m.range(), m.text().to_string()));
-                });
-                out
-            };
-            let theirs = found(whole, None);
-            assert_eq!(
-                found(&part, anchors.as_ref()),
-                theirs,
-                "{path}: `{pat}` through {cut:?}"
-            );
+        let found = |root: &Root, anchors, reentrant, out: &mut Vec<_>| {
+            for_each_match(root, pattern, reentrant, anchors, |m| {
+                out.push((m.range(), m.text().to_string()));
+            });
+        };
+        let mut whole_found = [Vec::new(), Vec::new()];
+        for (reentrant, theirs) in [false, true].into_iter().zip(&mut whole_found) {
+            found(whole, None, reentrant, theirs);
+        }
+        if cut.worth_it(src) {
+            let part = parse_ranges(src, &cut).unwrap();
+            for (reentrant, theirs) in [false, true].into_iter().zip(&whole_found) {
+                let mut ours = Vec::new();
+                found(&part, anchors.as_ref(), reentrant, &mut ours);
+                assert_eq!(&ours, theirs, "{path}: `{pat}` through {cut:?}");
+                checked += theirs.len();
+            }
+        }
+        // In parts (here small ones: a large file's are 64 KiB or more), one after the other:
+        // the same, unless a part cannot stand for its items (the whole file is parsed then).
+        let parts = cut.chunks(2048);
+        let Some(roots) = parts
+            .iter()
+            .map(|part| parse_cut(src, part))
+            .collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        for (reentrant, theirs) in [false, true].into_iter().zip(&whole_found) {
+            let mut ours = Vec::new();
+            for root in &roots {
+                found(root, anchors.as_ref(), reentrant, &mut ours);
+            }
+            assert_eq!(&ours, theirs, "{path}: `{pat}` in {} parts", parts.len());
             checked += theirs.len();
         }
     }
     checked
+}
+
+#[test]
+fn a_cut_in_parts_keeps_its_ranges_in_order_and_each_run_of_a_body_with_its_range() {
+    let cut = Cut {
+        ranges: vec![0..10, 20..30, 40..100, 120..125, 130..140],
+        inner: vec![22..25, 26..30, 50..60, 131..135],
+    };
+    let parts = cut.chunks(15);
+    let shown: Vec<_> = parts
+        .iter()
+        .map(|p| (p.ranges.clone(), p.inner.clone()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (vec![0..10, 20..30], vec![22..25, 26..30]),
+            (vec![40..100], vec![50..60]),
+            (vec![120..125, 130..140], vec![131..135]),
+        ]
+    );
 }
 
 #[test]
