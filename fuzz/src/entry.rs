@@ -229,7 +229,7 @@ pub fn pattern_compile(data: &[u8]) {
         for file in &plan.files {
             if let Ok(original) = file.read_original() {
                 for r in &file.replacements {
-                    let _ = (file.before(r, &original), file.after(r));
+                    let _ = (file.before(r, &original), file.after(r, &original));
                 }
             }
             let _ = engine::preview::unified_diff(file);

@@ -514,10 +514,11 @@ fn stage(
         let file = &plan.files[*index];
         let keep = |i: &usize| only.as_ref().is_none_or(|only| only.contains(i));
         let splices: Vec<_> = file
-            .splices()
+            .replacements
+            .iter()
             .enumerate()
             .filter(|(i, _)| keep(i))
-            .map(|(_, s)| s)
+            .flat_map(|(_, r)| file.splices_of(r))
             .collect();
         changes
             .modify_splicing(&file.path, file.fingerprint, splices)

@@ -115,7 +115,7 @@ fn split(file: &FileEdit) -> Result<Split, Failure> {
             for line in file.before(r, &original).lines() {
                 hunk.push_str(&format!("-{line}\n"));
             }
-            for line in file.after(r).lines() {
+            for line in file.after(r, &original).lines() {
                 hunk.push_str(&format!("+{line}\n"));
             }
             style::diff(&mut out, &hunk)

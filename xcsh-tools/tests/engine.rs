@@ -405,14 +405,22 @@ fn several_ops_run_on_the_original_tree_and_merge_in_order() {
     let summary: Vec<_> = file
         .replacements
         .iter()
-        .map(|r| (r.op, r.line, r.column, file.before(r, src), file.after(r)))
+        .map(|r| {
+            (
+                r.op,
+                r.line,
+                r.column,
+                file.before(r, src),
+                file.after(r, src),
+            )
+        })
         .collect();
     assert_eq!(
         summary,
         [
-            (0, 2, 13, "x.unwrap()", "x?"),
-            (1, 3, 13, "Arc::new(a)", "Rc::new(a)"),
-            (0, 4, 5, "y.unwrap()", "y?"),
+            (0, 2, 13, "x.unwrap()", "x?".into()),
+            (1, 3, 13, "Arc::new(a)", "Rc::new(a)".into()),
+            (0, 4, 5, "y.unwrap()", "y?".into()),
         ]
     );
     assert_eq!(
@@ -1028,7 +1036,7 @@ fn a_file_changed_before_its_diff_is_rendered_is_named_instead() {
     assert_eq!(
         details["warnings"],
         serde_json::json!([
-            "`a.py` (modified since it was read): the text its replacements replace is not shown, and apply will refuse it: preview again"
+            "`a.py` (modified since it was read): the text its replacements replace is not shown, nor the new text of those that keep part of it; apply will refuse it: preview again"
         ])
     );
 

@@ -46,6 +46,7 @@ mod matching;
 mod near_miss;
 mod partial;
 mod pattern;
+mod pieces;
 mod prefilter;
 pub mod preview;
 mod result_syntax;

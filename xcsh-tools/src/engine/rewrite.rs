@@ -16,6 +16,7 @@
 //! against the fingerprint: one file at a time to show a diff, and by the `ChangeSet` at apply
 //! time (see [`FileEdit::splices`]).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::PathBuf;
@@ -29,6 +30,7 @@ use super::matching::{Root, for_each_match, has_syntax_error, parse};
 use super::partial;
 use super::pattern::shorten;
 use super::pattern::{LangOps, OpKind};
+use super::pieces::{NewTexts, Slot};
 use super::result_syntax::{self, ResultSyntax};
 use super::rule::Rule;
 use super::walk::{Candidate, Skipped, WalkOptions, walk};
@@ -89,8 +91,8 @@ pub struct Replacement {
     /// Byte range of the replacement text in the new contents
     /// ([`FileEdit::new_contents`]).
     pub new_range: Range<usize>,
-    /// Where its new text starts in `FileEdit::inserted`.
-    inserted_at: usize,
+    /// Where its new text is kept in `FileEdit::texts`.
+    text: Slot,
 }
 
 /// The planned change to one file: where it is, the fingerprint of what was read, and the
@@ -111,8 +113,9 @@ pub struct FileEdit {
     pub fingerprint: Fingerprint,
     /// The replacements, in source order.
     pub replacements: Vec<Replacement>,
-    /// The new text of every replacement, concatenated in order.
-    inserted: String,
+    /// The new text of every replacement, as pieces of the original: of most rewrites that
+    /// put back what they matched (`$$$B`), only what differs and how lines are re-indented.
+    texts: NewTexts,
     /// What the plan's own tree says of the new contents, when asked
     /// ([`EditRequest::check_syntax`]) and it tells.
     pub(crate) syntax: Option<ResultSyntax>,
@@ -134,7 +137,7 @@ impl FileEdit {
     /// let file = &plan.files[0];
     /// let original = file.read_original()?;
     /// let r = &file.replacements[0];
-    /// assert_eq!((file.before(r, &original), file.after(r)), ("print(1)", "log(1)"));
+    /// assert_eq!((file.before(r, &original), &*file.after(r, &original)), ("print(1)", "log(1)"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -146,12 +149,36 @@ impl FileEdit {
         &original[r.range.clone()]
     }
 
-    /// The text `r` puts in its place.
+    /// The text `r` puts in its place, made with `original`: the text the plan read (from
+    /// [`read_original`](Self::read_original)). The plan keeps only what differs from the
+    /// text replaced: a rewrite that puts whole function bodies back (`fn $F() { $$$B }`)
+    /// would otherwise hold every body again.
+    ///
+    /// ```
+    /// # use xcsh_tools::engine::{self, Control, EditRequest, Op, Scope};
+    /// # use xcsh_tools::workspace::Workspace;
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("a.py"), "print(1)\n")?;
+    /// # let ws = Workspace::new(dir.path())?;
+    /// # let request = EditRequest { ops: vec![Op::new("print($A)", "log($A)")], ..Default::default() };
+    /// let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default())?;
+    /// let file = &plan.files[0];
+    /// let original = file.read_original()?;
+    /// assert_eq!(file.after(&file.replacements[0], &original), "log(1)");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Panics
-    /// If `r` is not one of this file's replacements.
-    pub fn after(&self, r: &Replacement) -> &str {
-        &self.inserted[r.inserted_at..r.inserted_at + r.new_range.len()]
+    /// If `r` is not one of this file's replacements, or `original` is not the text the plan
+    /// read (too short, or split inside a character).
+    pub fn after<'a>(&'a self, r: &Replacement, original: &'a str) -> Cow<'a, str> {
+        self.texts.text(&r.text, original)
+    }
+
+    /// The text `r` puts in its place when the plan holds it whole (it keeps nothing of what
+    /// it replaces, as most short replacements), without the original.
+    pub(crate) fn whole_after(&self, r: &Replacement) -> Option<&str> {
+        self.texts.whole(&r.text)
     }
 
     /// Reads the file again, as the plan read it: an error if it is no longer that (its
@@ -230,23 +257,48 @@ impl FileEdit {
     /// assert_eq!(std::fs::read_to_string(dir.path().join("a.py"))?, "log(1)\n");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// Only what changes is spliced: a replacement that puts back part of what it replaces
+    /// gives the splices of the rest (a re-indented line, one of its indent), and the result
+    /// is the same.
     pub fn splices(&self) -> impl ExactSizeIterator<Item = Splice> + '_ {
-        self.replacements
-            .iter()
-            .map(|r| Splice::new(r.range.clone(), self.after(r)))
+        self.edits()
+            .into_iter()
+            .map(|(range, text)| Splice::new(range, text))
     }
 
-    /// The replacements as `(range of the original, new text)`, in order.
-    pub(crate) fn edits(&self) -> impl Iterator<Item = (&Range<usize>, &str)> {
-        self.replacements.iter().map(|r| (&r.range, self.after(r)))
+    /// The splices of `r` alone (see [`splices`](Self::splices)): for an apply that keeps
+    /// only some of a file's replacements.
+    ///
+    /// # Panics
+    /// If `r` is not one of this file's replacements.
+    pub fn splices_of<'a>(
+        &'a self,
+        r: &'a Replacement,
+    ) -> impl ExactSizeIterator<Item = Splice> + 'a {
+        self.texts
+            .edits([&r.text])
+            .into_iter()
+            .map(|(range, text)| Splice::new(range, text))
+    }
+
+    /// The edits [`splices`](Self::splices) makes, as `(range of the original, new text)`.
+    pub(crate) fn edits(&self) -> Vec<(Range<usize>, &str)> {
+        self.texts.edits(self.replacements.iter().map(|r| &r.text))
     }
 
     /// Splices the replacements into `original`, which is the text the plan read (checked by
     /// the caller).
     pub(super) fn splice_into(&self, original: &str) -> String {
         let removed: usize = self.replacements.iter().map(|r| r.range.len()).sum();
-        let len = original.len() + self.inserted.len() - removed;
-        spliced(original, 0..original.len(), self.edits(), len)
+        let added: usize = self.replacements.iter().map(|r| r.new_range.len()).sum();
+        let edits = self.edits();
+        spliced(
+            original,
+            0..original.len(),
+            edits.iter().map(|(range, text)| (range, *text)),
+            original.len() + added - removed,
+        )
     }
 
     /// Keeps only the first `n` replacements.
@@ -254,11 +306,10 @@ impl FileEdit {
         let Some(cut) = self.replacements.get(n) else {
             return;
         };
-        self.inserted.truncate(cut.inserted_at);
+        self.texts.truncate(&cut.text);
         self.replacements.truncate(n);
         // It judged every replacement, not these.
         self.syntax = None;
-        self.inserted.shrink_to_fit();
         self.replacements.shrink_to_fit();
     }
 }
@@ -329,21 +380,20 @@ pub(super) struct RawEdit {
 
 struct Built {
     replacements: Vec<Replacement>,
-    inserted: String,
+    texts: NewTexts,
 }
 
-/// Records sorted, non-overlapping `edits` of `src`: where each one is and lands, and the
-/// text it inserts.
+/// Records sorted, non-overlapping `edits` of `src`: where each one is and lands, and what of
+/// its text differs from what it replaces.
 fn build(src: &str, edits: Vec<RawEdit>) -> Built {
-    let mut inserted = String::with_capacity(edits.iter().map(|e| e.text.len()).sum());
+    let mut texts = NewTexts::default();
     let mut replacements = Vec::with_capacity(edits.len());
     let mut lines = LineCounter::new(src);
     // Where the original's offsets land in the new contents: shifted by what came before.
     let mut shift: isize = 0;
     for edit in edits {
         let (line, column) = lines.position(edit.range.start);
-        let inserted_at = inserted.len();
-        inserted.push_str(&edit.text);
+        let text = texts.push(src, edit.range.clone(), &edit.text);
         let start = edit.range.start.saturating_add_signed(shift);
         replacements.push(Replacement {
             op: edit.op,
@@ -351,13 +401,14 @@ fn build(src: &str, edits: Vec<RawEdit>) -> Built {
             column,
             range: edit.range.clone(),
             new_range: start..start + edit.text.len(),
-            inserted_at,
+            text,
         });
         shift += edit.text.len() as isize - edit.range.len() as isize;
     }
+    texts.shrink_to_fit();
     Built {
         replacements,
-        inserted,
+        texts,
     }
 }
 
@@ -410,7 +461,7 @@ impl<'a> LineCounter<'a> {
 
 enum Outcome {
     NoChange,
-    Changed(FileEdit),
+    Changed(Box<FileEdit>),
 }
 
 struct FileResult {
@@ -434,6 +485,7 @@ fn rewrite_file(c: Candidate<'_>, check_syntax: bool) -> FileResult {
         per_op: Vec::new(),
     };
     let mut edits = Vec::new();
+    let is_rule = c.ops.ops.first().is_some_and(|op| op.rule().is_some());
     // A file in parts is matched a part at a time; when a part cannot stand for its items
     // (see `partial::parse_cut`), the whole file is parsed, as a cut's parse would.
     let in_parts = !c.chunks.is_empty() && edits_in_parts(&c, &mut result, &mut edits);
@@ -449,7 +501,7 @@ fn rewrite_file(c: Candidate<'_>, check_syntax: bool) -> FileResult {
             return result;
         };
         result.has_error = has_syntax_error(&parsed);
-        if c.ops.ops.first().is_some_and(|op| op.rule().is_some()) {
+        if is_rule {
             rule_edits(
                 &parsed,
                 &c.text,
@@ -466,7 +518,7 @@ fn rewrite_file(c: Candidate<'_>, check_syntax: bool) -> FileResult {
         return result;
     }
     // A rule's edits are already in the CLI's order, overlaps dropped as it drops them.
-    if !c.ops.ops.first().is_some_and(|op| op.rule().is_some()) {
+    if !is_rule {
         edits.sort_by_key(|e| (e.range.start, e.range.end, e.op));
         if let Some(err) = find_overlap(&c.text, &c.display, &edits) {
             result.outcome = Err(err);
@@ -481,15 +533,15 @@ fn rewrite_file(c: Candidate<'_>, check_syntax: bool) -> FileResult {
     drop(root);
     let fingerprint = Fingerprint::of(c.text.as_bytes());
     let built = build(&c.text, edits);
-    result.outcome = Ok(Outcome::Changed(FileEdit {
+    result.outcome = Ok(Outcome::Changed(Box::new(FileEdit {
         path: c.path,
         display: c.display,
         lang: c.lang,
         fingerprint,
         replacements: built.replacements,
-        inserted: built.inserted,
+        texts: built.texts,
         syntax,
-    }));
+    })));
     result
 }
 
@@ -665,7 +717,7 @@ impl Collector {
                 return;
             }
             Ok(Outcome::NoChange) => return,
-            Ok(Outcome::Changed(file)) => file,
+            Ok(Outcome::Changed(file)) => *file,
         };
         let n = file.replacements.len();
         self.found += n;
@@ -723,7 +775,8 @@ pub(super) fn drop_beyond_limit<V>(
 /// let r = &plan.files[0].replacements[0];
 /// assert_eq!((r.line, r.column), (1, 4));
 /// assert_eq!(plan.files[0].before(r, "if x == None:\n    pass\n"), "x == None");
-/// assert_eq!(plan.files[0].after(r), "x is None");
+/// let original = "if x == None:\n    pass\n";
+/// assert_eq!(plan.files[0].after(r, original), "x is None");
 /// assert_eq!(plan.limit.map(|l| l.found), Some(2));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -870,7 +923,7 @@ mod tests {
             lang: Lang::Rust,
             fingerprint: Fingerprint::of(src),
             replacements: built.replacements,
-            inserted: built.inserted,
+            texts: built.texts,
             syntax: None,
         };
         let positions: Vec<_> = file
@@ -882,14 +935,21 @@ mod tests {
         let texts: Vec<_> = file
             .replacements
             .iter()
-            .map(|r| (file.before(r, src), file.after(r)))
+            .map(|r| (file.before(r, src), file.after(r, src).into_owned()))
             .collect();
-        assert_eq!(texts, [("ab", "X"), ("fg", "YYY"), ("hi", "")]);
+        assert_eq!(
+            texts,
+            [
+                ("ab", "X".to_owned()),
+                ("fg", "YYY".to_owned()),
+                ("hi", String::new())
+            ]
+        );
         let new = file.new_contents(src).expect("the original");
         assert_eq!(new, "X\r\ncdé YYY\n");
         // `new_range` locates each new text in the new contents.
         for r in &file.replacements {
-            assert_eq!(&new[r.new_range.clone()], file.after(r));
+            assert_eq!(&new[r.new_range.clone()], file.after(r, src));
         }
         let splices: Vec<_> = file.splices().map(|s| (s.range, s.text)).collect();
         assert_eq!(
@@ -907,7 +967,7 @@ mod tests {
         cut.truncate(2);
         assert_eq!(cut.new_contents(src).unwrap(), "X\r\ncdé YYY\nhi");
         assert_eq!(cut.replacements.len(), 2);
-        assert_eq!(cut.after(&cut.replacements[1]), "YYY");
+        assert_eq!(cut.after(&cut.replacements[1], src), "YYY");
         assert_eq!(cut.before(&cut.replacements[1], src), "fg");
     }
 

@@ -122,7 +122,7 @@ impl SyntaxHints {
                 let judged = Judged {
                     original: f.fingerprint,
                     lang: f.lang,
-                    edits: digest(f.edits()),
+                    edits: digest(f.edits().iter().map(|(range, text)| (range, *text))),
                     verdict,
                 };
                 Some((f.display.clone(), judged))

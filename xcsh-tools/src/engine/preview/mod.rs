@@ -71,11 +71,7 @@ pub fn unified_diff(file: &FileEdit) -> String {
 pub fn try_unified_diff(file: &FileEdit) -> Result<String, StaleFile> {
     let original = file.read_original()?;
     let mut hunks = String::new();
-    let splices = file
-        .replacements
-        .iter()
-        .map(|r| (r.range.clone(), file.after(r)));
-    crate::changeset::hunks::write_hunks(&mut hunks, &original, splices, CONTEXT_LINES);
+    crate::changeset::hunks::write_hunks(&mut hunks, &original, file.edits(), CONTEXT_LINES);
     if hunks.is_empty() {
         return Ok(hunks);
     }
@@ -194,7 +190,7 @@ pub fn details(plan: &EditPlan, max_text_chars: Option<usize>) -> Details {
             let original = file.read_original();
             if let Err(stale) = &original {
                 warnings.push(format!(
-                    "{stale}: the text its replacements replace is not shown, and apply will refuse it: preview again"
+                    "{stale}: the text its replacements replace is not shown, nor the new text of those that keep part of it; apply will refuse it: preview again"
                 ));
             }
             let original = original.as_deref().ok();
@@ -208,7 +204,10 @@ pub fn details(plan: &EditPlan, max_text_chars: Option<usize>) -> Details {
                         line: r.line,
                         column: r.column,
                         before: original.map_or_else(String::new, |o| cut(file.before(r, o))),
-                        after: cut(file.after(r)),
+                        after: match original {
+                            Some(o) => cut(&file.after(r, o)),
+                            None => file.whole_after(r).map_or_else(String::new, cut),
+                        },
                     })
                     .collect(),
             }
