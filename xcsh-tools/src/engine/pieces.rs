@@ -62,7 +62,17 @@ impl NewTexts {
         };
         let at = range.start;
         let shift = |r: Range<usize>| at + r.start..at + r.end;
-        for piece in pieces(&original[range.clone()], text) {
+        // Line cuts hold offsets as `u32`: past 4 GiB (only with a raised file size limit) the
+        // text is kept whole.
+        let pieces = if u32::try_from(range.end).is_ok() {
+            pieces(&original[range.clone()], text)
+        } else {
+            vec![Piece::New {
+                old: 0..range.len(),
+                new: 0..text.len(),
+            }]
+        };
+        for piece in pieces {
             let part = match piece {
                 Piece::New { old, new } => {
                     let start = self.inserted.len();
@@ -86,7 +96,7 @@ impl NewTexts {
                         .split_inclusive('\n')
                         .zip(strips)
                     {
-                        // `pieces` makes none of a text over 4 GiB.
+                        // Below 4 GiB (checked above).
                         let line_at = u32::try_from(line).unwrap_or(u32::MAX);
                         self.cuts.push(LineCut { at: line_at, strip });
                         line += l.len();
@@ -211,7 +221,7 @@ const PIECES_FROM: usize = 256;
 const LOOK_AHEAD: usize = 8;
 
 /// The pieces that make `new` from `old`; one [`Piece::New`] of the whole when they would not
-/// save anything (small texts, nothing shared, text over 4 GiB).
+/// save anything (small texts, little shared).
 pub(super) fn pieces(old: &str, new: &str) -> Vec<Piece> {
     let whole = || {
         vec![Piece::New {
@@ -219,14 +229,29 @@ pub(super) fn pieces(old: &str, new: &str) -> Vec<Piece> {
             new: 0..new.len(),
         }]
     };
-    if old.len() + new.len() < PIECES_FROM || u32::try_from(old.len()).is_err() {
+    if old.len() + new.len() < PIECES_FROM {
         return whole();
     }
     let pieces = aligned(old, new);
     // What is kept must make the new text exactly: checked, so that a slip in the alignment
     // can cost memory but never a byte.
-    let found = pieces.len() > 1 && rebuild(old, new, &pieces) == new;
+    let found = pieces.len() > 1 && held(&pieces) < new.len() && rebuild(old, new, &pieces) == new;
     if found { pieces } else { whole() }
+}
+
+/// About what the pieces cost to keep, in bytes: their new bytes, and their bookkeeping (a
+/// part, and a line cut per re-indented line).
+fn held(pieces: &[Piece]) -> usize {
+    pieces
+        .iter()
+        .map(|p| {
+            48 + match p {
+                Piece::New { new, .. } => new.len(),
+                Piece::Kept { .. } => 0,
+                Piece::Lines { indent, strips, .. } => indent.len() + 8 * strips.len(),
+            }
+        })
+        .sum()
 }
 
 /// The pieces: a common prefix and suffix kept, and the lines between aligned greedily.
@@ -255,6 +280,7 @@ fn aligned(old: &str, new: &str) -> Vec<Piece> {
             continue;
         }
         let window = next_old..old_lines.len().min(next_old + LOOK_AHEAD);
+        // Not a line put back: it ends the run (the next one cannot go on from it).
         let Some((k, started)) = window.into_iter().find_map(|k| {
             Run::start(
                 &old[old_lines[k].clone()],
@@ -264,6 +290,7 @@ fn aligned(old: &str, new: &str) -> Vec<Piece> {
             )
             .map(|r| (k, r))
         }) else {
+            out.extend(run.take().map(Run::piece));
             continue;
         };
         out.extend(run.take().map(Run::piece));
@@ -434,18 +461,6 @@ mod tests {
         pieces
     }
 
-    /// The bytes of new text the pieces hold.
-    fn held(pieces: &[Piece]) -> usize {
-        pieces
-            .iter()
-            .map(|p| match p {
-                Piece::New { new, .. } => new.len(),
-                Piece::Kept { .. } => 0,
-                Piece::Lines { indent, strips, .. } => indent.len() + 8 * strips.len(),
-            })
-            .sum()
-    }
-
     #[test]
     fn a_small_replacement_is_one_piece_whole() {
         assert_eq!(
@@ -488,7 +503,9 @@ mod tests {
     /// the `}` after the last.
     #[test]
     fn a_body_put_back_re_indented_holds_only_its_indents() {
-        let body: Vec<String> = (0..40).map(|i| format!("let x{i} = {i};")).collect();
+        let body: Vec<String> = (0..40)
+            .map(|i| format!("let x{i} = compute(&input[{i}], options);"))
+            .collect();
         let old = format!(
             "fn f() {{\n{}\n\n        done();\n    }}",
             body.iter()
@@ -519,6 +536,10 @@ mod tests {
             held(&pieces),
             new.len()
         );
+        // A line that is not one put back ends the run: the lines after it are put back too.
+        let inserted = new.replacen("    let x20", "        log();\n    let x20", 1);
+        let pieces = check(&old, &inserted);
+        assert!(held(&pieces) * 2 < inserted.len(), "{pieces:?}");
     }
 
     #[test]
@@ -532,7 +553,7 @@ mod tests {
             !pieces.iter().any(|p| matches!(p, Piece::Lines { .. })),
             "{pieces:?}"
         );
-        assert!(held(&pieces) < 16, "{pieces:?}");
+        assert!(held(&pieces) < 16 + 48 * pieces.len(), "{pieces:?}");
     }
 
     #[test]
