@@ -206,3 +206,24 @@ fn a_file_no_call_parsed_is_kept_from_its_second_read() {
     assert_eq!(search(dir.path(), "$X.unwrap()", Some(&cache)).len(), 2);
     assert!(cache.stats().parsed_hits >= 2, "{:?}", cache.stats());
 }
+
+#[test]
+fn a_file_parsed_around_its_matches_keeps_its_tree_from_the_second_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.rs");
+    // Statements holding a match are two thirds of the file: a call parses only those.
+    let src: String = (0..200)
+        .map(|i| format!("fn f{i}() {{ let v = g({i}).unwrap(); }}\n"))
+        .collect();
+    fs::write(&a, &src).unwrap();
+    age(&a, 60);
+    let cache = ParseCache::new(64 << 20);
+    // A one-shot call parses as without a cache, and keeps the text only.
+    assert_eq!(search(dir.path(), "$X.unwrap()", Some(&cache)).len(), 200);
+    assert_eq!(cache.stats().entries, 1, "{:?}", cache.stats());
+    // The second parses it whole, reusing the text, and keeps the tree for the third.
+    assert_eq!(search(dir.path(), "$X.unwrap()", Some(&cache)).len(), 200);
+    assert_eq!(cache.stats().text_hits, 1, "{:?}", cache.stats());
+    assert_eq!(search(dir.path(), "$X.unwrap()", Some(&cache)).len(), 200);
+    assert_eq!(cache.stats().parsed_hits, 1, "{:?}", cache.stats());
+}

@@ -32,7 +32,10 @@
 //! that matches nothing). So the first read of such a file only marks it seen, and the next
 //! read keeps it. A file the call parsed is kept at once (its tree when whole, else its
 //! text): a warm session's first call is most often a broad search that parses nearly every
-//! file, and its next calls reuse those texts.
+//! file, and its next calls reuse those texts. Its tree is whole when the call parsed the file
+//! whole anyway; a Rust file the call parsed only around its matches keeps its text, and the
+//! next call that parses it parses it whole (when the matches are half of it or more) and
+//! keeps that tree: a one-shot call does not pay for whole trees nobody reuses.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;

@@ -482,10 +482,12 @@ impl Shared<'_> {
         let mut chunks = Vec::new();
         if root.is_none() {
             // Parse just the items a match can be in (see `partial`). A kept tree is whole,
-            // for every later pattern: with a cache that would keep it, the whole file is
-            // parsed when those items are half of it or more (it costs at most twice the
-            // items'); when they are less, this call does not pay for later ones (the file's
-            // text is still kept), as a broad pattern's preview through a session would.
+            // for every later pattern: with a cache that would keep it, a file a call has
+            // read before (its text is kept) is parsed whole when those items are half of it
+            // or more (it costs at most twice the items'). A file read now is parsed as
+            // without a cache, and only its text kept: a one-shot call (`xcsh session` over
+            // one change) does not pay for trees no later call reuses, and the second call
+            // that parses the file keeps its tree.
             let cut = partial::cut_for(&text, lang, lang_ops, &may_match, &anchors);
             match cut {
                 // Many anchored items, and no tree to keep: the visitor parses them in parts,
@@ -502,7 +504,9 @@ impl Shared<'_> {
                     let ranges = cut.filter(|cut| {
                         cut.worth_it(&text)
                             && self.cache.is_none_or(|cache| {
-                                cut.len() * 2 < text.len() || !cache.would_keep_tree(text.len())
+                                read.is_some()
+                                    || cut.len() * 2 < text.len()
+                                    || !cache.would_keep_tree(text.len())
                             })
                     });
                     let whole = ranges.is_none();
