@@ -25,6 +25,29 @@ use super::partial::{self, SMALL_FILE};
 use super::rewrite::{LineCounter, RawEdit};
 use crate::changeset::hunks::spliced;
 
+/// A plan's verdict on a file, with the [`splices_digest`] of the very splices it judged,
+/// taken when it judged them: a caller that changes the plan's (public) replacements
+/// afterwards gets no verdict for what it stages then.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PlannedVerdict {
+    pub(crate) verdict: ResultSyntax,
+    pub(crate) splices: u64,
+}
+
+/// A digest of a file's splices, ranges and texts: a verdict is taken only for the very
+/// edits it judged.
+pub(crate) fn splices_digest<'a>(
+    splices: impl IntoIterator<Item = (&'a Range<usize>, &'a str)>,
+) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    for (range, text) in splices {
+        range.hash(&mut hasher);
+        text.hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
 /// What the plan's own parse tree says of a changed file's new contents, when it tells it
 /// cheaply (else the syntax guard judges the file itself).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -31,7 +31,7 @@ use super::partial;
 use super::pattern::shorten;
 use super::pattern::{LangOps, OpKind};
 use super::pieces::{NewTexts, Slot};
-use super::result_syntax::{self, ResultSyntax};
+use super::result_syntax::{self, PlannedVerdict, splices_digest};
 use super::rule::Rule;
 use super::walk::{Candidate, Skipped, WalkOptions, walk};
 use super::{CompiledOps, Control, EngineError, Fingerprint, Lang, Op, ParseCache, Scope};
@@ -117,8 +117,8 @@ pub struct FileEdit {
     /// put back what they matched (`$$$B`), only what differs and how lines are re-indented.
     texts: NewTexts,
     /// What the plan's own tree says of the new contents, when asked
-    /// ([`EditRequest::check_syntax`]) and it tells.
-    pub(crate) syntax: Option<ResultSyntax>,
+    /// ([`EditRequest::check_syntax`]) and it tells, and of which splices.
+    pub(crate) syntax: Option<PlannedVerdict>,
 }
 
 impl FileEdit {
@@ -533,15 +533,20 @@ fn rewrite_file(c: Candidate<'_>, check_syntax: bool) -> FileResult {
     drop(root);
     let fingerprint = Fingerprint::of(c.text.as_bytes());
     let built = build(&c.text, edits);
-    result.outcome = Ok(Outcome::Changed(Box::new(FileEdit {
+    let mut file = FileEdit {
         path: c.path,
         display: c.display,
         lang: c.lang,
         fingerprint,
         replacements: built.replacements,
         texts: built.texts,
-        syntax,
-    })));
+        syntax: None,
+    };
+    file.syntax = syntax.map(|verdict| PlannedVerdict {
+        verdict,
+        splices: splices_digest(file.edits().iter().map(|(range, text)| (range, *text))),
+    });
+    result.outcome = Ok(Outcome::Changed(Box::new(file)));
     result
 }
 

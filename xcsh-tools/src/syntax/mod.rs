@@ -36,8 +36,6 @@
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::hash::{Hash as _, Hasher as _};
-use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -46,7 +44,7 @@ use serde::{Deserialize, Serialize};
 use crate::changeset::{ChangeSet, Fingerprint, Replaced, WrittenFile};
 use crate::engine::{
     ChangedItemsErrors, EditPlan, ErrorReport, Lang, REPORTED_ERRORS, ResultSyntax, SMALL_FILE,
-    SyntaxErrorNode, changed_items_errors, syntax_errors,
+    SyntaxErrorNode, changed_items_errors, splices_digest, syntax_errors,
 };
 
 /// Originals a producer parsed whole and found without a syntax error, by root-relative path,
@@ -73,20 +71,9 @@ pub(crate) struct SyntaxHints {
 struct Judged {
     original: Fingerprint,
     lang: Lang,
-    /// [`digest`] of the splices the verdict is on.
+    /// [`splices_digest`] of the splices the verdict is on, when it was given.
     edits: u64,
     verdict: SyntaxVerdict,
-}
-
-/// A digest of a file's splices, ranges and texts: a verdict is taken only for the very
-/// edits it judged.
-fn digest<'a>(splices: impl IntoIterator<Item = (&'a Range<usize>, &'a str)>) -> u64 {
-    let mut hasher = std::hash::DefaultHasher::new();
-    for (range, text) in splices {
-        range.hash(&mut hasher);
-        text.hash(&mut hasher);
-    }
-    hasher.finish()
 }
 
 impl SyntaxHints {
@@ -108,7 +95,8 @@ impl SyntaxHints {
             .files
             .iter()
             .filter_map(|f| {
-                let verdict = match f.syntax.clone()? {
+                let planned = f.syntax.clone()?;
+                let verdict = match planned.verdict {
                     ResultSyntax::Parses => SyntaxVerdict::Parses,
                     ResultSyntax::ChangesParse => SyntaxVerdict::ChangesParse,
                     ResultSyntax::Introduced { errors, more } => SyntaxVerdict::Introduced {
@@ -122,7 +110,7 @@ impl SyntaxHints {
                 let judged = Judged {
                     original: f.fingerprint,
                     lang: f.lang,
-                    edits: digest(f.edits().iter().map(|(range, text)| (range, *text))),
+                    edits: planned.splices,
                     verdict,
                 };
                 Some((f.display.clone(), judged))
@@ -137,7 +125,7 @@ impl SyntaxHints {
         let (original, edits) = file.spliced()?;
         (judged.original == original
             && judged.lang == lang
-            && judged.edits == digest(edits.iter().map(|s| (&s.range, s.text.as_str()))))
+            && judged.edits == splices_digest(edits.iter().map(|s| (&s.range, s.text.as_str()))))
         .then(|| judged.verdict.clone())
     }
 }

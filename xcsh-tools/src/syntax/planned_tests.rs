@@ -71,7 +71,7 @@ fn judged_as_the_guard_judges(dir: &Path) -> (usize, usize) {
         assert_eq!(guard.files.len(), plan.files.len());
         for ((file, full), fast) in plan.files.iter().zip(&guard.files).zip(&hinted.files) {
             changed += 1;
-            let Some(said) = &file.syntax else {
+            let Some(said) = file.syntax.as_ref().map(|planned| &planned.verdict) else {
                 assert_eq!(fast, full, "{pat} -> {out}");
                 continue;
             };
@@ -172,4 +172,34 @@ fn a_verdict_is_for_the_edits_it_judged_not_their_number() {
         matches!(staged(other), SyntaxVerdict::Introduced { .. }),
         "judged afresh"
     );
+}
+
+/// A plan whose replacements a caller changed after planning (they are public: a custom tool
+/// may keep some of them) is judged afresh: the verdict is on the splices the plan judged,
+/// not on what its replacements say when the guard runs.
+#[test]
+fn a_plan_whose_replacements_were_changed_is_judged_afresh() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("lib.rs"), "fn f() { g(x(1)); h(y(2)); }\n").expect("write");
+    let ws = Workspace::new(dir.path()).expect("ws");
+    // The first rewrite breaks the file (`g(x(1) +)`), the second alone does not.
+    let request = EditRequest {
+        ops: vec![Op::new("x($A)", "x($A) +"), Op::new("y($A)", "yy($A)")],
+        check_syntax: true,
+        ..EditRequest::default()
+    };
+    let mut plan =
+        engine::plan_edits(&Scope::root(&ws), &request, &Control::default()).expect("plan");
+    let planned = plan.files[0].syntax.clone().expect("the plan judged it");
+    assert!(matches!(planned.verdict, ResultSyntax::Introduced { .. }));
+    plan.files[0].replacements.retain(|r| r.op == 1);
+    let file = &plan.files[0];
+    let mut changes = ChangeSet::new(ws.clone());
+    changes
+        .modify_splicing(&file.path, file.fingerprint, file.splices())
+        .expect("stage");
+    let verdict = SyntaxReport::check_planned(&changes, &plan).files[0]
+        .verdict
+        .clone();
+    assert_eq!(verdict, SyntaxVerdict::Parses, "judged afresh");
 }
