@@ -497,8 +497,7 @@ impl Shared<'_> {
                         && self.chunk_above.is_some_and(|bytes| cut.len() > bytes) =>
                 {
                     let bytes = self.chunk_above.unwrap_or_default();
-                    let part = (bytes / 2).max(cut.len() / 16);
-                    chunks = cut.chunks(part);
+                    chunks = cut.parts(bytes / 2);
                 }
                 cut => {
                     let ranges = cut.filter(|cut| {

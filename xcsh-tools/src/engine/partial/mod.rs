@@ -76,6 +76,9 @@ use crate::changeset::Replaced;
 /// Parsing only the anchored items pays when they are less than this share of the file.
 const WORTH_IT: f64 = 0.8;
 
+/// A cut planned in parts is parsed in at most this many (each parse copies the file's text).
+pub(crate) const MAX_PARTS: usize = 16;
+
 /// Files smaller than this are parsed whole: little is saved on them (half of the benchmark
 /// corpus's files are this small, and hold 4% of its bytes), and a whole parse reports every
 /// syntax error in them.
@@ -293,6 +296,14 @@ impl Cut {
     /// Whether parsing only the cut pays against parsing the whole `text`.
     pub(crate) fn worth_it(&self, text: &str) -> bool {
         (self.len() as f64) < WORTH_IT * text.len() as f64
+    }
+
+    /// The cut in at most [`MAX_PARTS`] [`chunks`](Self::chunks) of `smallest` bytes or more
+    /// (a part of each sixteenth of the cut, rounded up: every part but the last holds that
+    /// much, so sixteen of them hold it all).
+    pub(crate) fn parts(self, smallest: usize) -> Vec<Cut> {
+        let bytes = smallest.max(self.len().div_ceil(MAX_PARTS)).max(1);
+        self.chunks(bytes)
     }
 
     /// The cut in consecutive parts of about `bytes` each (a range longer than that is a part

@@ -567,6 +567,26 @@ fn a_cut_in_parts_keeps_its_ranges_in_order_and_each_run_of_a_body_with_its_rang
     );
 }
 
+/// However the cut's length falls against sixteen parts, there are at most sixteen: with
+/// parts of a sixteenth rounded down, 10,005 one-byte ranges made sixteen parts of 625 bytes
+/// and a seventeenth of five.
+#[test]
+fn a_cut_in_parts_has_at_most_sixteen() {
+    for count in [1, 15, 16, 17, 10_000, 10_005, 10_015] {
+        let cut = Cut {
+            ranges: (0..count).map(|i| 2 * i..2 * i + 1).collect(),
+            inner: Vec::new(),
+        };
+        let parts = cut.parts(1);
+        assert!(
+            parts.len() <= super::MAX_PARTS,
+            "{count} ranges: {} parts",
+            parts.len()
+        );
+        assert_eq!(parts.iter().map(|p| p.ranges.len()).sum::<usize>(), count);
+    }
+}
+
 #[test]
 fn broad_patterns_find_through_the_cut_what_a_whole_parse_finds() {
     let mut checked = 0;
