@@ -6,6 +6,10 @@
 //! malformed line is reported with its number (on stderr, and as `{"line": N, "error": …}`)
 //! and the replay goes on; the exit code is then 2.
 //!
+//! A script in a regular file is read whole before the first call: one that calls the
+//! parsing tools (`ast_grep`, `ast_edit`) at most once runs without a parse cache, since no
+//! later call could reuse what it kept. A pipe (stdin, a FIFO) is read line by line.
+//!
 //! With `--dialect D`, for a host in any language: each line is one provider response, as
 //! the provider's API returned it, and each prints one line
 //! `{"messages": [...], "tool_choice": ...}`: what `Session::turn` returns (the messages that
@@ -14,20 +18,24 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use xcsh::approval::TerminalApprover;
 use xcsh::pending::{RESOLVE_TOOL_NAME, ResolutionView};
+use xcsh::tools::engine::ParseCache;
+use xcsh::tools::{AST_EDIT, AST_GREP};
 use xcsh::{AgentToolResult, Dialect, ResolveAction, Session};
 
 use super::{EXIT_FAILURE, Failure, approval, root, runtime, style};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The script: one `{"tool": …, "args": {…}}` per line (default: stdin).
+    /// The script: one `{"tool": …, "args": {…}}` per line (default: stdin). A regular file
+    /// is read whole first: when at most one of its calls is to `ast_grep` or `ast_edit`,
+    /// the session keeps no parsed files (`--cache-mb` is for later calls to reuse).
     #[arg(value_name = "FILE")]
     file: Option<PathBuf>,
     /// The directory the tools work in (default: the current directory).
@@ -89,7 +97,15 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     } else {
         TerminalApprover::new()
     };
-    let cache = args.cache.cache();
+    let script = Script::open(args.file.as_deref(), args.dialect.is_some())?;
+    // A script read from a file is known whole before it runs: when at most one of its calls
+    // parses files, no call can reuse what that one would keep, and keeping it (the trees of
+    // every file a broad change parsed, up to the budget) would cost only fresh pages.
+    let cache = if script.parsing_calls.is_some_and(|n| n <= 1) {
+        ParseCache::new(0)
+    } else {
+        args.cache.cache()
+    };
     let builder = args.approval.configure(
         root::builtin_builder(&root, args.undo.limits(), args.syntax.syntax_guard)
             .extension(cache.clone()),
@@ -109,15 +125,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
             eprintln!("xcsh session: {lost}");
         }
     }
-    let input: Box<dyn BufRead> = match &args.file {
-        Some(path) => Box::new(BufReader::new(File::open(path).map_err(|e| {
-            Failure(format!(
-                "cannot open the script `{}`: {e}; pass a JSONL file, or pipe the script on stdin",
-                path.display()
-            ))
-        })?)),
-        None => Box::new(io::stdin().lock()),
-    };
+    let input = script.input;
     let runtime = runtime()?;
     let mut out = anstream::stdout().lock();
     let write_failed = |e: io::Error| Failure(format!("cannot write to stdout: {e}"));
@@ -187,6 +195,59 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(EXIT_FAILURE));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where the lines come from, and, for a script in a regular file (read whole before the
+/// first call runs; a pipe or a FIFO is read line by line, since its writer may wait for each
+/// answer), how many of its calls parse files through the session's cache.
+struct Script {
+    input: Box<dyn BufRead>,
+    /// Calls to `ast_grep` or `ast_edit`, a line that does not say which tool it calls
+    /// counted as one; `None` when the script is not known ahead.
+    parsing_calls: Option<usize>,
+}
+
+impl Script {
+    fn open(file: Option<&Path>, dialect: bool) -> Result<Script, Failure> {
+        let Some(path) = file else {
+            return Ok(Script {
+                input: Box::new(io::stdin().lock()),
+                parsing_calls: None,
+            });
+        };
+        let cannot = |e: io::Error| {
+            Failure(format!(
+                "cannot open the script `{}`: {e}; pass a JSONL file, or pipe the script on stdin",
+                path.display()
+            ))
+        };
+        let line_by_line = |file: File| Script {
+            input: Box::new(BufReader::new(file)),
+            parsing_calls: None,
+        };
+        let mut file = File::open(path).map_err(cannot)?;
+        if dialect || !file.metadata().map_err(cannot)?.is_file() {
+            return Ok(line_by_line(file));
+        }
+        let mut text = String::new();
+        if io::Read::read_to_string(&mut file, &mut text).is_err() {
+            // Not UTF-8: read line by line after all, each bad line reported as it comes.
+            return Ok(line_by_line(File::open(path).map_err(cannot)?));
+        }
+        let parsing_calls = text
+            .lines()
+            .filter(|line| !skipped(line))
+            .filter(|line| {
+                serde_json::from_str::<Call>(line).map_or(true, |call| {
+                    [AST_GREP, AST_EDIT].contains(&call.tool.as_str())
+                })
+            })
+            .count();
+        Ok(Script {
+            input: Box::new(io::Cursor::new(text)),
+            parsing_calls: Some(parsing_calls),
+        })
+    }
 }
 
 /// `--dialect`: each line a provider response, each answered with one line
@@ -317,4 +378,61 @@ fn resolution(result: &AgentToolResult) -> Option<ResolutionView<'_>> {
     let label = details.get("label")?.as_str()?;
     let reason = details.get("reason").and_then(Value::as_str).unwrap_or("");
     Some(ResolutionView::new(action, label, reason))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn script_of(text: &str) -> Option<usize> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("script.jsonl");
+        std::fs::write(&path, text).unwrap();
+        Script::open(Some(&path), false).unwrap().parsing_calls
+    }
+
+    #[test]
+    fn a_script_in_a_file_is_known_ahead_by_its_parsing_calls() {
+        let one = concat!(
+            "# one preview, then apply\n",
+            r#"{"tool": "ast_edit", "args": {"ops": [{"pat": "a", "out": "b"}]}}"#,
+            "\n\n",
+            r#"{"tool": "resolve", "args": {"action": "apply"}}"#,
+            "\n",
+        );
+        assert_eq!(script_of(one), Some(1));
+        let two = format!(
+            "{one}{}\n",
+            r#"{"tool": "ast_grep", "args": {"pattern": "a"}}"#
+        );
+        assert_eq!(script_of(&two), Some(2));
+        // A line that does not say which tool it calls may be any: counted as parsing.
+        assert_eq!(script_of(&format!("{one}not json\n")), Some(2));
+    }
+
+    #[test]
+    fn a_script_not_read_ahead_is_not_known() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("responses.jsonl");
+        std::fs::write(&path, "{}\n").unwrap();
+        // Provider responses are not tool calls.
+        assert_eq!(Script::open(Some(&path), true).unwrap().parsing_calls, None);
+        // A FIFO's writer may wait for each answer: it is read line by line.
+        #[cfg(unix)]
+        {
+            let fifo = dir.path().join("fifo");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            if made.is_ok_and(|s| s.success()) {
+                let writer = std::thread::spawn({
+                    let fifo = fifo.clone();
+                    move || std::fs::write(fifo, "{}\n")
+                });
+                assert_eq!(
+                    Script::open(Some(&fifo), false).unwrap().parsing_calls,
+                    None
+                );
+                let _ = writer.join();
+            }
+        }
+    }
 }
