@@ -6,9 +6,10 @@
 //! malformed line is reported with its number (on stderr, and as `{"line": N, "error": …}`)
 //! and the replay goes on; the exit code is then 2.
 //!
-//! A script in a regular file is read whole before the first call: one that calls the
-//! parsing tools (`ast_grep`, `ast_edit`) at most once runs without a parse cache, since no
-//! later call could reuse what it kept. A pipe (stdin, a FIFO) is read line by line.
+//! A script of tool calls in a regular file is read whole before the first call (what the
+//! calls write does not change the lines that run): one that calls the parsing tools
+//! (`ast_grep`, `ast_edit`) at most once runs without a parse cache, since no later call
+//! could reuse what it kept. A pipe (stdin, a FIFO) is read line by line.
 //!
 //! With `--dialect D`, for a host in any language: each line is one provider response, as
 //! the provider's API returned it, and each prints one line
@@ -34,8 +35,9 @@ use super::{EXIT_FAILURE, Failure, approval, root, runtime, style};
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The script: one `{"tool": …, "args": {…}}` per line (default: stdin). A regular file
-    /// is read whole first: when at most one of its calls is to `ast_grep` or `ast_edit`,
-    /// the session keeps no parsed files (`--cache-mb` is for later calls to reuse).
+    /// is read whole before the first call; when at most one of its calls is to `ast_grep` or
+    /// `ast_edit`, the session keeps no parsed files, whatever `--cache-mb` says (the cache is
+    /// for later calls to reuse).
     #[arg(value_name = "FILE")]
     file: Option<PathBuf>,
     /// The directory the tools work in (default: the current directory).
@@ -99,9 +101,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     };
     let script = Script::open(args.file.as_deref(), args.dialect.is_some())?;
     // A script read from a file is known whole before it runs: when at most one of its calls
-    // parses files, no call can reuse what that one would keep, and keeping it (the trees of
-    // every file a broad change parsed, up to the budget) would cost only fresh pages.
-    let cache = if script.parsing_calls.is_some_and(|n| n <= 1) {
+    // parses files, no later call can reuse what that one would keep, and keeping it (the
+    // trees of every file a broad change parsed, up to the budget) would cost only fresh
+    // pages. That call then runs as `xcsh ast-edit` does, without a cache (its near-miss pass,
+    // when it matches nothing, reads the files again rather than reusing their trees).
+    let cache = if script.one_parsing_call {
         ParseCache::new(0)
     } else {
         args.cache.cache()
@@ -197,14 +201,21 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where the lines come from, and, for a script in a regular file (read whole before the
-/// first call runs; a pipe or a FIFO is read line by line, since its writer may wait for each
-/// answer), how many of its calls parse files through the session's cache.
+/// Where the lines come from. A script in a regular file (of tool calls, not `--dialect`
+/// responses) is read whole before the first call runs, so what its calls write, to the
+/// script or elsewhere, does not change the lines it runs; a pipe or a FIFO is read line by
+/// line, since its writer may wait for each answer.
 struct Script {
     input: Box<dyn BufRead>,
-    /// Calls to `ast_grep` or `ast_edit`, a line that does not say which tool it calls
-    /// counted as one; `None` when the script is not known ahead.
-    parsing_calls: Option<usize>,
+    /// The script was read ahead, and at most one of its lines calls `ast_grep` or
+    /// `ast_edit` (a line that does not say which tool it calls counts as one).
+    one_parsing_call: bool,
+}
+
+/// Just the tool a line calls (its `args` skipped unread).
+#[derive(Deserialize)]
+struct ToolOf {
+    tool: String,
 }
 
 impl Script {
@@ -212,7 +223,7 @@ impl Script {
         let Some(path) = file else {
             return Ok(Script {
                 input: Box::new(io::stdin().lock()),
-                parsing_calls: None,
+                one_parsing_call: false,
             });
         };
         let cannot = |e: io::Error| {
@@ -223,10 +234,17 @@ impl Script {
         };
         let line_by_line = |file: File| Script {
             input: Box::new(BufReader::new(file)),
-            parsing_calls: None,
+            one_parsing_call: false,
         };
         let mut file = File::open(path).map_err(cannot)?;
-        if dialect || !file.metadata().map_err(cannot)?.is_file() {
+        let kind = file.metadata().map_err(cannot)?.file_type();
+        if kind.is_dir() {
+            return Err(Failure(format!(
+                "the script `{}` is a directory; pass a JSONL file of tool calls, or pipe the script on stdin",
+                path.display()
+            )));
+        }
+        if dialect || !kind.is_file() {
             return Ok(line_by_line(file));
         }
         let mut text = String::new();
@@ -234,18 +252,19 @@ impl Script {
             // Not UTF-8: read line by line after all, each bad line reported as it comes.
             return Ok(line_by_line(File::open(path).map_err(cannot)?));
         }
-        let parsing_calls = text
+        let one_parsing_call = text
             .lines()
             .filter(|line| !skipped(line))
             .filter(|line| {
-                serde_json::from_str::<Call>(line).map_or(true, |call| {
+                serde_json::from_str::<ToolOf>(line).map_or(true, |call| {
                     [AST_GREP, AST_EDIT].contains(&call.tool.as_str())
                 })
             })
-            .count();
+            .nth(1)
+            .is_none();
         Ok(Script {
             input: Box::new(io::Cursor::new(text)),
-            parsing_calls: Some(parsing_calls),
+            one_parsing_call,
         })
     }
 }
@@ -384,11 +403,11 @@ fn resolution(result: &AgentToolResult) -> Option<ResolutionView<'_>> {
 mod tests {
     use super::*;
 
-    fn script_of(text: &str) -> Option<usize> {
+    fn one_parsing_call(text: impl AsRef<[u8]>) -> bool {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("script.jsonl");
         std::fs::write(&path, text).unwrap();
-        Script::open(Some(&path), false).unwrap().parsing_calls
+        Script::open(Some(&path), false).unwrap().one_parsing_call
     }
 
     #[test]
@@ -400,14 +419,16 @@ mod tests {
             r#"{"tool": "resolve", "args": {"action": "apply"}}"#,
             "\n",
         );
-        assert_eq!(script_of(one), Some(1));
+        assert!(one_parsing_call(one));
         let two = format!(
             "{one}{}\n",
             r#"{"tool": "ast_grep", "args": {"pattern": "a"}}"#
         );
-        assert_eq!(script_of(&two), Some(2));
+        assert!(!one_parsing_call(two));
         // A line that does not say which tool it calls may be any: counted as parsing.
-        assert_eq!(script_of(&format!("{one}not json\n")), Some(2));
+        assert!(!one_parsing_call(format!("{one}not json\n")));
+        // Not UTF-8: read line by line, each bad line reported as it comes.
+        assert!(!one_parsing_call(b"{\"tool\": \"undo\"}\n\xff\n"));
     }
 
     #[test]
@@ -416,23 +437,31 @@ mod tests {
         let path = dir.path().join("responses.jsonl");
         std::fs::write(&path, "{}\n").unwrap();
         // Provider responses are not tool calls.
-        assert_eq!(Script::open(Some(&path), true).unwrap().parsing_calls, None);
+        assert!(!Script::open(Some(&path), true).unwrap().one_parsing_call);
         // A FIFO's writer may wait for each answer: it is read line by line.
         #[cfg(unix)]
         {
             let fifo = dir.path().join("fifo");
             let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-            if made.is_ok_and(|s| s.success()) {
-                let writer = std::thread::spawn({
-                    let fifo = fifo.clone();
-                    move || std::fs::write(fifo, "{}\n")
-                });
-                assert_eq!(
-                    Script::open(Some(&fifo), false).unwrap().parsing_calls,
-                    None
-                );
-                let _ = writer.join();
-            }
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+            let writer = std::thread::spawn({
+                let fifo = fifo.clone();
+                move || std::fs::write(fifo, "{}\n")
+            });
+            assert!(!Script::open(Some(&fifo), false).unwrap().one_parsing_call);
+            let _ = writer.join();
         }
+    }
+
+    #[test]
+    fn a_directory_is_not_a_script() {
+        let dir = tempfile::tempdir().unwrap();
+        let Err(Failure(message)) = Script::open(Some(dir.path()), false) else {
+            panic!("a directory was taken for a script");
+        };
+        assert!(
+            message.contains("is a directory; pass a JSONL file"),
+            "{message}"
+        );
     }
 }
