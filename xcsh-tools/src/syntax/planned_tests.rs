@@ -5,7 +5,9 @@ use std::path::Path;
 
 use super::{SyntaxReport, SyntaxVerdict};
 use crate::changeset::ChangeSet;
-use crate::engine::{self, Control, EditRequest, Lang, Op, ResultSyntax, Scope, syntax_errors};
+use crate::engine::{
+    self, Control, EditPlan, EditRequest, Lang, Op, ResultSyntax, Scope, syntax_errors,
+};
 use crate::workspace::Workspace;
 
 /// Rewrites that keep the code parsing, that break it, and that change what a unit (an
@@ -155,15 +157,7 @@ fn a_verdict_is_for_the_edits_it_judged_not_their_number() {
     let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default()).expect("plan");
     let file = &plan.files[0];
     assert!(file.syntax.is_some(), "the plan judged it");
-    let staged = |splices: Vec<crate::changeset::Splice>| {
-        let mut changes = ChangeSet::new(ws.clone());
-        changes
-            .modify_splicing(&file.path, file.fingerprint, splices)
-            .expect("stage");
-        SyntaxReport::check_planned(&changes, &plan).files[0]
-            .verdict
-            .clone()
-    };
+    let staged = |splices: Vec<crate::changeset::Splice>| verdict_staged(&ws, &plan, splices);
     assert_eq!(staged(file.splices().collect()), SyntaxVerdict::Parses);
     // One edit as well, but another: `g()?` becomes `g()?)`.
     let mut other: Vec<_> = file.splices().collect();
@@ -193,13 +187,22 @@ fn a_plan_whose_replacements_were_changed_is_judged_afresh() {
     let planned = plan.files[0].syntax.clone().expect("the plan judged it");
     assert!(matches!(planned.verdict, ResultSyntax::Introduced { .. }));
     plan.files[0].replacements.retain(|r| r.op == 1);
+    let verdict = verdict_staged(&ws, &plan, plan.files[0].splices().collect());
+    assert_eq!(verdict, SyntaxVerdict::Parses, "judged afresh");
+}
+
+/// The guard's verdict, told what `plan` knows, on its first file staged with `splices`.
+fn verdict_staged(
+    ws: &Workspace,
+    plan: &EditPlan,
+    splices: Vec<crate::changeset::Splice>,
+) -> SyntaxVerdict {
     let file = &plan.files[0];
     let mut changes = ChangeSet::new(ws.clone());
     changes
-        .modify_splicing(&file.path, file.fingerprint, file.splices())
+        .modify_splicing(&file.path, file.fingerprint, splices)
         .expect("stage");
-    let verdict = SyntaxReport::check_planned(&changes, &plan).files[0]
+    SyntaxReport::check_planned(&changes, plan).files[0]
         .verdict
-        .clone();
-    assert_eq!(verdict, SyntaxVerdict::Parses, "judged afresh");
+        .clone()
 }
