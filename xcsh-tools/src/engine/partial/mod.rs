@@ -616,9 +616,9 @@ fn strictly_inside(runs: &[Range<usize>], at: usize) -> bool {
 
 /// The smallest runs of `after` (of Rust that lexes into the top-level `items`) that hold
 /// everything `replaced` put there: for a replacement inside the statements of a function's
-/// body, those statements ([`Lexed::statements`]); else, inside one member of an `impl`,
-/// `trait`, `mod` or `extern` body, that member's unit ([`Lexed::nested_units`], an inner run of
-/// the cut); else its whole top-level item (or items). `None` when the replacements do not
+/// body, those statements ([`Lexed::statements`]); else, inside a member of an `impl`,
+/// `trait`, `mod` or `extern` body, the smallest member's unit that holds it ([`holding_unit`],
+/// an inner run of the cut); else its whole top-level item (or items). `None` when the replacements do not
 /// fit the text (not the result of `replaced`).
 ///
 /// The text outside these runs is the original's, and each run parses alone as in the file
@@ -654,21 +654,8 @@ fn changed_units(after: &LexedFile<'_>, replaced: &[Replaced]) -> Option<Changed
             segments = Some((first, lx.nested_units(item.clone())));
         }
         let (_, of_item) = segments.as_ref()?;
-        // The segments holding the replacement's text (an empty one: those it touches).
-        let holding = of_item
-            .iter()
-            .filter(|(segment, _)| touches(segment, start, end));
-        let mut units = holding.map(|(_, unit)| unit.clone()).collect::<Vec<_>>();
-        units.dedup();
-        let (unit, inner) = match units.as_slice() {
-            [unit] if *unit != item => (unit.clone(), true),
-            [] => (item, false),
-            [unit] => (unit.clone(), false),
-            _ => {
-                runs.push((item, false));
-                continue;
-            }
-        };
+        let unit = holding_unit(of_item, start, end).unwrap_or_else(|| item.clone());
+        let inner = unit != item;
         // Inside the unit, when it is a function: the statements holding the replacement.
         if statements.as_ref().is_none_or(|(f, _)| *f != unit) {
             statements = Some((unit.clone(), lx.statements(unit.clone())));
@@ -720,6 +707,33 @@ struct ChangedUnits {
     cut: Cut,
     /// Sorted.
     bodies: Vec<Range<usize>>,
+}
+
+/// The smallest unit of an item's `segments` ([`Lexed::nested_units`]) that holds all of
+/// `start..end` of the result, a replacement's text, and every unit whose segments that text
+/// touches (an empty one, a deletion: both units it lies between). `None` when none does:
+/// the text reaches into what no segment covers (the item's own header or braces, a macro
+/// call among its members), or into two units no other holds.
+///
+/// A unit nests in the units around it (an `impl`'s method in the `impl`, inside a `mod`):
+/// a replacement of a whole `impl` touches the segments of its methods too, and needs the
+/// `impl`, not the item around it. Nor is one unit enough when the text reaches out of it:
+/// what lies outside the runs is not parsed.
+fn holding_unit(segments: &[Segment], start: usize, end: usize) -> Option<Range<usize>> {
+    let within = |outer: &Range<usize>, inner: &Range<usize>| {
+        outer.start <= inner.start && inner.end <= outer.end
+    };
+    let touched: Vec<&Range<usize>> = segments
+        .iter()
+        .filter(|(segment, _)| touches(segment, start, end))
+        .map(|(_, unit)| unit)
+        .collect();
+    segments
+        .iter()
+        .map(|(_, unit)| unit)
+        .filter(|unit| within(unit, &(start..end)) && touched.iter().all(|t| within(unit, t)))
+        .min_by_key(|unit| unit.len())
+        .cloned()
 }
 
 /// Whether `piece` holds the text a replacement put at `start..end` of the result, or, for

@@ -1240,3 +1240,44 @@ fn an_item_put_before_a_late_shebang_is_not_judged_clean() {
         );
     }
 }
+
+/// A replacement of a whole member is judged by that member alone, even where it holds
+/// members of its own (an `impl`'s methods) and the item around it has errors elsewhere
+/// (js-sys's `pub type X;` in an `extern` block, which tree-sitter-rust fails on); one that
+/// reaches out of a member into the item's own text (a `mod`'s header) is judged with the
+/// item, where that text is parsed.
+#[test]
+fn a_replacement_is_judged_by_the_smallest_member_that_holds_it() {
+    let pad: String = (0..300).map(|i| format!("fn pad_{i}() {{}}\n")).collect();
+    let imp = "    impl Default for S {\n        fn default() -> Self {\n            S\n        }\n    }\n";
+    let src = format!("{pad}mod m {{\n    extern \"C\" {{\n        pub type T;\n    }}\n{imp}}}\n");
+    assert!(!super::super::matching::syntax_errors(&src, Lang::Rust).is_empty());
+    let at = src.find(imp).unwrap() + 4;
+    let whole = at..at + imp.trim().len();
+    let (after, replaced) = replace_in(
+        &src,
+        &[(
+            whole,
+            &imp.trim()
+                .replace("impl Default", "impl core::default::Default"),
+        )],
+    );
+    let changed = changed_units(&LexedFile::new(&after).unwrap(), &replaced).unwrap();
+    assert_eq!(changed.cut.ranges.len(), 1);
+    let run = &after[changed.cut.ranges[0].clone()];
+    assert!(run.trim_start().starts_with("impl core::default"), "{run}");
+    let found = changed_items_errors(&src, &after, &replaced, &|_| true).unwrap();
+    assert_eq!((found.after.len(), found.before.len()), (0, 0));
+
+    // The same length of text, from the header into the only member: the header breaks.
+    let src = format!("{pad}mod tests {{\n    fn a() {{}}\n}}\n");
+    let at = src.find("mod tests").unwrap();
+    let end = src.find("{}").unwrap() + 2;
+    let (after, replaced) = replace_in(&src, &[(at..end, "mod 12345 {\n    fn a() {}")]);
+    assert!(!super::super::matching::syntax_errors(&after, Lang::Rust).is_empty());
+    let found = changed_items_errors(&src, &after, &replaced, &|_| true);
+    assert!(
+        found.as_ref().is_none_or(|f| !f.after.is_empty()),
+        "judged clean: {found:?}"
+    );
+}
