@@ -205,16 +205,41 @@ impl Lexed<'_> {
     /// `run` lies in the lexed span.
     pub(super) fn nested_units(&self, run: Range<usize>) -> Vec<Segment> {
         let mut out = Vec::new();
-        nested_units_into(self, run, 0, &mut out);
+        nested_units_into(self, run, Bodies::All, 0, &mut out);
+        out
+    }
+
+    /// [`nested_units`](Self::nested_units), looking only into the bodies of `mod` and
+    /// `extern` blocks: an `impl` or a `trait` is one unit, whole. For a pattern that may be an
+    /// `impl` or a `trait` (which may hold an anchor in one of its members) but not a module
+    /// or a body: the nodes around such a unit are modules and bodies.
+    pub(super) fn module_units(&self, run: Range<usize>) -> Vec<Segment> {
+        let mut out = Vec::new();
+        nested_units_into(self, run, Bodies::Modules, 0, &mut out);
         out
     }
 }
 
-fn nested_units_into(lx: &Lexed<'_>, run: Range<usize>, depth: usize, out: &mut Vec<Segment>) {
+/// Which bodies [`nested_units_into`] looks into.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Bodies {
+    /// Those of `impl`, `trait`, `mod` and `extern` blocks.
+    All,
+    /// Those of `mod` and `extern` blocks.
+    Modules,
+}
+
+fn nested_units_into(
+    lx: &Lexed<'_>,
+    run: Range<usize>,
+    bodies: Bodies,
+    depth: usize,
+    out: &mut Vec<Segment>,
+) {
     if depth == MAX_NESTING {
         return;
     }
-    let Some(body) = body_of(lx, run) else {
+    let Some(body) = body_of(lx, run, bodies) else {
         return;
     };
     let Some(bounds) = boundaries(lx.src, lx.tokens(body.clone()), body, Context::Body) else {
@@ -237,7 +262,7 @@ fn nested_units_into(lx: &Lexed<'_>, run: Range<usize>, depth: usize, out: &mut 
         // Its own members where it has a body, and the rest of it as one unit.
         let mut at = member.start;
         let mut inner = Vec::new();
-        nested_units_into(lx, member.clone(), depth + 1, &mut inner);
+        nested_units_into(lx, member.clone(), bodies, depth + 1, &mut inner);
         for (segment, unit) in inner {
             if at < segment.start {
                 out.push((at..segment.start, member.clone()));
@@ -382,8 +407,9 @@ fn fn_body_of(lx: &Lexed<'_>, run: Range<usize>) -> Option<Range<usize>> {
 
 /// The inside of the braces of the `impl`, `trait`, `mod` or `extern` block that `run` is
 /// (outer attributes, visibility and `unsafe` before it), when those braces end `run`;
-/// `None` for anything else.
-fn body_of(lx: &Lexed<'_>, run: Range<usize>) -> Option<Range<usize>> {
+/// `None` for anything else, and for an `impl` or a `trait` when only [`Bodies::Modules`]
+/// are looked into.
+fn body_of(lx: &Lexed<'_>, run: Range<usize>, bodies: Bodies) -> Option<Range<usize>> {
     let src = lx.src;
     let mut tokens = lx.tokens(run);
     let text = |t: &Range<usize>| &src[t.clone()];
@@ -409,6 +435,7 @@ fn body_of(lx: &Lexed<'_>, run: Range<usize>) -> Option<Range<usize>> {
         },
         // The first brace outside brackets: a const generic argument's block is one, and
         // then the braces do not end the run.
+        b"impl" | b"trait" if bodies == Bodies::Modules => return None,
         b"impl" | b"trait" => loop {
             let token = tokens.next()?;
             match text(&token) {

@@ -31,7 +31,10 @@
 //! after a `}`, and a partial tree with an inner run read as a statement is thrown away.
 //! tree-sitter-rust fails on some members rustc accepts (`default fn`, `pub macro`), and a
 //! whole parse's recovery from one can take in the members around it: a body with a member
-//! that is neither an item nor a macro call is not cut.
+//! that is neither an item nor a macro call is not cut. A pattern that may be an `impl` or a
+//! `trait` (`impl Default for $T { $$$B }`) can match around an anchor in a method, so for
+//! it the cut stops at the items of `mod` and `extern` bodies: an `impl` in a module is parsed
+//! whole, without the rest of the module.
 //!
 //! **Inside functions.** A function's body (a `block`) holds what a file holds, statements
 //! (`repeat(_statement)` in tree-sitter-rust 0.24), and a tail expression: so the statements
@@ -109,38 +112,42 @@ pub(crate) fn cut_for(
     if lang != Lang::Rust || text.len() < SMALL_FILE {
         return None;
     }
-    let mut nest = true;
-    let mut statements = true;
+    let mut depth = Depth::Statements;
     let mut occurrences = Vec::new();
     for (&i, anchors) in may_match.iter().zip(anchors) {
         let OpKind::Pattern { pattern, .. } = &ops.ops[i].kind else {
             return None;
         };
         let kinds = pattern.potential_kinds()?;
-        let [source_file, nesting @ ..] = nesting_kinds();
+        let may_be = |of: &[u16]| of.iter().any(|&k| kinds.contains(usize::from(k)));
+        let [source_file, modules @ .., impls, traits] = nesting_kinds();
         if kinds.contains(usize::from(*source_file)) {
             return None;
         }
-        nest &= !nesting.iter().any(|&k| kinds.contains(usize::from(k)));
-        statements &= !statement_nesting_kinds()
-            .iter()
-            .any(|&k| kinds.contains(usize::from(k)));
+        let deepest = if may_be(modules) {
+            Depth::Items
+        } else if may_be(&[*impls, *traits]) {
+            Depth::Modules
+        } else if may_be(statement_nesting_kinds()) {
+            Depth::Members
+        } else {
+            Depth::Statements
+        };
+        depth = depth.min(deepest);
         occurrences.extend(anchors.as_ref()?.occurrences());
     }
-    let depth = match (nest, statements) {
-        (false, _) => Depth::Items,
-        (true, false) => Depth::Members,
-        (true, true) => Depth::Statements,
-    };
     anchored_items(text, occurrences, depth)
 }
 
-/// How far into an item [`anchored_items`] cuts.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+/// How far into an item [`anchored_items`] cuts, shallowest first.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 enum Depth {
     /// Whole top-level items.
     Items,
-    /// Items inside the bodies of `impl`, `trait`, `mod` and `extern` blocks too.
+    /// Items inside the bodies of `mod` and `extern` blocks too ([`Lexed::module_units`]):
+    /// an `impl` or a `trait` whole.
+    Modules,
+    /// Items inside the bodies of `impl` and `trait` blocks too.
     Members,
     /// And the statements of functions' bodies.
     Statements,
@@ -179,21 +186,24 @@ fn nesting_kinds() -> &'static [u16; 1 + NESTING_KINDS.len()] {
 }
 
 /// The nodes around an item inside a body, below the file: a pattern that may be one of
-/// these can match around an inner item, so the cut stops at top-level items for it.
+/// these can match around an inner item, so the cut stops at top-level items for it; or,
+/// when it may be only one of the last two, an `impl` or a `trait`, at the items of modules
+/// ([`Depth::Modules`]), which no `impl` or `trait` is around.
 const NESTING_KINDS: &[&str] = &[
     "declaration_list",
-    "impl_item",
-    "trait_item",
     "mod_item",
     "foreign_mod_item",
+    "impl_item",
+    "trait_item",
 ];
 
 /// The byte ranges of Rust `text` to parse to find every match that covers one of
 /// `anchors` (`start..end` of literal occurrences), or `None` when the whole file should be
-/// parsed: no anchor, or no cut. With
-/// `nest`, an anchor inside the body of an `impl`, `trait`, `mod` or `extern` block needs
-/// only the inner items around it ([`Lexed::nested_units`]), and at [`Depth::Statements`] an anchor
-/// in a function's body only the statements around it.
+/// parsed: no anchor, or no cut. Deeper than [`Depth::Items`], an anchor inside the body of
+/// an `impl`, `trait`, `mod` or `extern` block needs only the inner items around it
+/// ([`Lexed::nested_units`]; at [`Depth::Modules`], the items of a module's body, an `impl`
+/// whole: [`Lexed::module_units`]), and at [`Depth::Statements`] an anchor in a function's
+/// body only the statements around it.
 fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> Option<Cut> {
     if anchors.is_empty() {
         return None;
@@ -225,7 +235,11 @@ fn anchored_items(text: &str, mut anchors: Vec<Range<usize>>, depth: Depth) -> O
                     units.push(run);
                     continue;
                 };
-                let segments = lx.nested_units(run.clone());
+                let segments = if depth == Depth::Modules {
+                    lx.module_units(run.clone())
+                } else {
+                    lx.nested_units(run.clone())
+                };
                 let (_, lx, segments) = inner.insert((first, lx, segments));
                 (&*lx, &*segments)
             }

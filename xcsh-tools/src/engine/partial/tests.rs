@@ -354,6 +354,27 @@ fn inner_items_of_impl_trait_mod_and_extern_bodies_are_units() {
             (" fn g() {} ", " fn g() {} "),
         ]
     );
+    // Looking only into modules: the impl is one unit, whole.
+    let units: Vec<_> = items::Lexed::new(src, 0..src.len())
+        .unwrap()
+        .module_units(0..src.len())
+        .iter()
+        .map(|(s, u)| {
+            (
+                std::str::from_utf8(&src[s.clone()]).unwrap(),
+                std::str::from_utf8(&src[u.clone()]).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        units,
+        [
+            (" mod b {", " mod b { impl S { fn f() {} } }"),
+            (" impl S { fn f() {} } ", " impl S { fn f() {} } "),
+            ("}", " mod b { impl S { fn f() {} } }"),
+            (" fn g() {} ", " fn g() {} "),
+        ]
+    );
     // What is no such block, or whose braces do not end it, has no units.
     for src in [
         "fn f() -> impl Fn() { || {} }",
@@ -1280,4 +1301,45 @@ fn a_replacement_is_judged_by_the_smallest_member_that_holds_it() {
         found.as_ref().is_none_or(|f| !f.after.is_empty()),
         "judged clean: {found:?}"
     );
+}
+
+/// A pattern that may be an `impl` (or a `trait`) is cut at the items of modules: an `impl`
+/// in a `mod` is parsed whole, and alone; the rest of the module is not (here an `extern`
+/// block with `pub type T;`, which tree-sitter-rust fails on, as in js-sys, and which would
+/// have the whole file parsed). Through that cut the matches are a whole parse's.
+#[test]
+fn a_pattern_that_may_be_an_impl_is_cut_at_the_items_of_modules() {
+    let pad: String = (0..300).map(|i| format!("fn pad_{i}() {{}}\n")).collect();
+    let imp = "    impl Default for S {\n        fn default() -> Self {\n            S(Default::default())\n        }\n    }\n";
+    let src = format!(
+        "{pad}mod m {{\n    extern \"C\" {{\n        pub type T;\n    }}\n{imp}    fn g() {{}}\n}}\n"
+    );
+    let ops = super::super::CompiledOps::for_search(
+        &["impl Default for $T { $$$B }".to_owned()],
+        Some(Lang::Rust),
+    )
+    .unwrap();
+    let lang_ops = ops.for_lang(Lang::Rust).unwrap();
+    let anchors = lang_ops.prefilter.anchors(0, src.as_bytes());
+    let cut = cut_for(&src, Lang::Rust, lang_ops, &[0], &[anchors]).unwrap();
+    let unit = src.find(imp).unwrap() - 1..src.find("    fn g").unwrap() - 1;
+    assert_eq!(
+        (&cut.ranges, &cut.inner),
+        (&vec![unit.clone()], &vec![unit])
+    );
+    let part = parse_ranges(&src, &cut).unwrap();
+    assert!(
+        !has_syntax_error(&part) && part.root().get_inner_node().end_byte() < src.len(),
+        "parsed whole instead"
+    );
+    // Without the extern block's error: what the cut finds is what a whole parse finds, for
+    // impls and traits in modules, nested, with attributes, beside macro calls.
+    let src = format!(
+        "{pad}mod m {{\n    m!(x);\n{imp}    #[cfg(x)]\n    mod n {{\n        unsafe impl Send for S {{}}\n        \
+         pub trait T {{ fn f(&self) {{ impl Default for X {{ fn default() -> X {{ X }} }} }} }}\n    }}\n}}\n\
+         impl Default for Y {{ fn default() -> Y {{ Y }} }}\n"
+    );
+    let whole = super::super::matching::parse(&src, Lang::Rust).unwrap();
+    assert!(!whole.root().get_inner_node().has_error());
+    assert!(check_matches_through_the_cut("inline", &src, &whole) >= 8);
 }

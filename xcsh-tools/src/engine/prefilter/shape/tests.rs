@@ -164,12 +164,15 @@ fn patterns_without_a_token_have_no_shape() {
     assert!(shape_of(&pattern, Lang::JavaScript).is_none());
 }
 
-/// Broad patterns, as agents write them: the benchmark's set and a few more.
+/// Broad patterns, as agents write them: the benchmark's set and a few more (and one with a
+/// word, `Default`, whose cut stops at the items of modules as `impl $T { $$$B }`'s does).
 pub(crate) const BROAD: &[&str] = &[
     "fn $F() { $$$B }",
     "fn $F($$$P) -> $R { $$$B }",
     "impl $T { $$$B }",
     "impl $Tr for $T { $$$B }",
+    "impl Default for $T { $$$B }",
+    "trait $T { $$$B }",
     "|$A| $B",
     "if $C { $A } else { $B }",
     "use $P;",
