@@ -1332,6 +1332,21 @@ fn a_pattern_that_may_be_an_impl_is_cut_at_the_items_of_modules() {
         !has_syntax_error(&part) && part.root().get_inner_node().end_byte() < src.len(),
         "parsed whole instead"
     );
+    // And it finds what the whole parse, error and all, finds.
+    let OpKind::Pattern { pattern, .. } = &lang_ops.ops[0].kind else {
+        unreachable!("a pattern")
+    };
+    let found = |root: &Root| {
+        let mut out = Vec::new();
+        super::super::matching::for_each_match(root, pattern, false, None, |m| {
+            out.push((m.range(), m.text().to_string()));
+        });
+        out
+    };
+    let whole = super::super::matching::parse(&src, Lang::Rust).unwrap();
+    assert!(has_syntax_error(&whole));
+    assert_eq!(found(&part), found(&whole));
+    assert_eq!(found(&part).len(), 1);
     // Without the extern block's error: what the cut finds is what a whole parse finds, for
     // impls and traits in modules, nested, with attributes, beside macro calls.
     let src = format!(
