@@ -1015,6 +1015,16 @@ fn judge_additions(
     (judged, statements, members)
 }
 
+/// What a whole parse finds broken, the guard's runs do not judge clean: they find an error,
+/// or leave the file to the whole comparison (`None`).
+fn assert_not_judged_clean(src: &str, after: &str, replaced: &[Replaced], what: &str) {
+    let verdict = changed_items_errors(src, after, replaced, &|_| true);
+    assert!(
+        verdict.as_ref().is_none_or(|found| !found.after.is_empty()),
+        "{what}: judged clean: {verdict:?}"
+    );
+}
+
 /// Two changed runs that tree-sitter joins into one node when parsed together (a brace macro
 /// call, then a run that starts with `.`: `m! { b }.x();`, a reviewer's case) hide the error
 /// the file has; the guard sees the join and leaves them to a whole parse.
@@ -1037,11 +1047,7 @@ fn changed_runs_read_as_one_node_are_not_judged_together() {
         "tree-sitter no longer joins them: {}",
         joined.root_node().to_sexp()
     );
-    let verdict = changed_items_errors(&src, &after, &replaced, &|_| true);
-    assert!(
-        verdict.as_ref().is_none_or(|found| !found.after.is_empty()),
-        "judged clean: {verdict:?}"
-    );
+    assert_not_judged_clean(&src, &after, &replaced, "the join");
 }
 
 /// Changes whose text is inside one item but that change how the text around it reads (a
@@ -1086,11 +1092,7 @@ fn a_change_that_moves_a_boundary_around_it_is_not_judged_by_its_runs_alone() {
             !super::super::matching::syntax_errors(&after, Lang::Rust).is_empty(),
             "{old:?} -> {new:?} breaks nothing"
         );
-        let verdict = changed_items_errors(&src, &after, &replaced, &|_| true);
-        assert!(
-            verdict.as_ref().is_none_or(|found| !found.after.is_empty()),
-            "{old:?} -> {new:?}: judged clean"
-        );
+        assert_not_judged_clean(&src, &after, &replaced, &format!("{old:?} -> {new:?}"));
     }
 }
 
@@ -1254,11 +1256,7 @@ fn an_item_put_before_a_late_shebang_is_not_judged_clean() {
         );
         let (after, replaced) = replace_in(src, &[(0..0, "fn z() {}\n")]);
         assert!(!super::super::matching::syntax_errors(&after, Lang::Rust).is_empty());
-        let verdict = changed_items_errors(src, &after, &replaced, &|_| true);
-        assert!(
-            verdict.is_none_or(|found| !found.after.is_empty()),
-            "{src:?} judged clean"
-        );
+        assert_not_judged_clean(src, &after, &replaced, &format!("{src:?}"));
     }
 }
 
@@ -1296,11 +1294,7 @@ fn a_replacement_is_judged_by_the_smallest_member_that_holds_it() {
     let end = src.find("{}").unwrap() + 2;
     let (after, replaced) = replace_in(&src, &[(at..end, "mod 12345 {\n    fn a() {}")]);
     assert!(!super::super::matching::syntax_errors(&after, Lang::Rust).is_empty());
-    let found = changed_items_errors(&src, &after, &replaced, &|_| true);
-    assert!(
-        found.as_ref().is_none_or(|f| !f.after.is_empty()),
-        "judged clean: {found:?}"
-    );
+    assert_not_judged_clean(&src, &after, &replaced, "the header");
 }
 
 /// A pattern that may be an `impl` (or a `trait`) is cut at the items of modules: an `impl`
