@@ -631,9 +631,9 @@ fn strictly_inside(runs: &[Range<usize>], at: usize) -> bool {
 /// The smallest runs of `after` (of Rust that lexes into the top-level `items`) that hold
 /// everything `replaced` put there: for a replacement inside the statements of a function's
 /// body, those statements ([`Lexed::statements`]); else, inside a member of an `impl`,
-/// `trait`, `mod` or `extern` body, the smallest member's unit that holds it ([`holding_unit`],
-/// an inner run of the cut); else its whole top-level item (or items). `None` when the replacements do not
-/// fit the text (not the result of `replaced`).
+/// `trait`, `mod` or `extern` body, the smallest member's unit that holds it
+/// ([`holding_unit`], an inner run of the cut); else its whole top-level item (or items).
+/// `None` when the replacements do not fit the text (not the result of `replaced`).
 ///
 /// The text outside these runs is the original's, and each run parses alone as in the file
 /// (the cut's premise, which `runs_parse_alone_*` check): so when the runs parse without an

@@ -334,17 +334,15 @@ fn inner_items_of_impl_trait_mod_and_extern_bodies_are_units() {
     );
     // Nested bodies, down to the impl in a module in a module.
     let src = b"mod a { mod b { impl S { fn f() {} } } fn g() {} }";
-    let units: Vec<_> = nested_units(src, 0..src.len())
-        .iter()
-        .map(|(s, u)| {
-            (
-                std::str::from_utf8(&src[s.clone()]).unwrap(),
-                std::str::from_utf8(&src[u.clone()]).unwrap(),
-            )
-        })
-        .collect();
+    let shown = |segments: Vec<Segment>| -> Vec<(&str, &str)> {
+        let text = |r: Range<usize>| std::str::from_utf8(&src[r]).unwrap();
+        segments
+            .into_iter()
+            .map(|(s, u)| (text(s), text(u)))
+            .collect()
+    };
     assert_eq!(
-        units,
+        shown(nested_units(src, 0..src.len())),
         [
             (" mod b {", " mod b { impl S { fn f() {} } }"),
             (" impl S {", " impl S { fn f() {} } "),
@@ -355,19 +353,9 @@ fn inner_items_of_impl_trait_mod_and_extern_bodies_are_units() {
         ]
     );
     // Looking only into modules: the impl is one unit, whole.
-    let units: Vec<_> = items::Lexed::new(src, 0..src.len())
-        .unwrap()
-        .module_units(0..src.len())
-        .iter()
-        .map(|(s, u)| {
-            (
-                std::str::from_utf8(&src[s.clone()]).unwrap(),
-                std::str::from_utf8(&src[u.clone()]).unwrap(),
-            )
-        })
-        .collect();
+    let lexed = items::Lexed::new(src, 0..src.len()).unwrap();
     assert_eq!(
-        units,
+        shown(lexed.module_units(0..src.len())),
         [
             (" mod b {", " mod b { impl S { fn f() {} } }"),
             (" impl S { fn f() {} } ", " impl S { fn f() {} } "),
