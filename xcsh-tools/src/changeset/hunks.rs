@@ -3,16 +3,19 @@
 //! A plan already knows which bytes change. Diffing the whole old file against the whole new
 //! one to rediscover that cost more than a second on a preview over large generated files
 //! (thousands of lines and replacements each). Here the replacements say which lines they
-//! touch; replacements close enough to share context are grouped, each group's lines (with
-//! the context around them) are diffed on their own with `similar`, and the hunks are shifted
-//! to the file's line numbers. The text is what `similar`'s whole-file unified diff prints,
-//! hunk for hunk, except where a whole-file diff could align an ambiguous insertion with a
-//! line outside the group: both are then correct diffs of the same change.
+//! touch; replacements close enough to share context are grouped, and within a group each
+//! run of touched lines (a piece) is diffed on its own with `similar`, the untouched lines
+//! between pieces kept equal: a diff of the whole group searched every line against every
+//! other, quadratic in its changed lines when a rewrite re-indents many functions a blank
+//! line apart. The hunks are shifted to the file's line numbers. Where lines are unambiguous
+//! the text is what `similar`'s whole-file unified diff prints, hunk for hunk; where a line
+//! repeats (a blank line, a `}`), a whole-file diff may align a changed line with an
+//! unchanged one elsewhere: both are then correct diffs of the same change.
 
 use std::fmt::Write as _;
 use std::ops::Range;
 
-use similar::{DiffOp, TextDiff, udiff::UnifiedHunkHeader};
+use similar::{DiffOp, TextDiff, group_diff_ops, udiff::UnifiedHunkHeader};
 
 /// Appends the hunks of `original` → `original` with `splices` made (sorted, disjoint byte
 /// ranges and their new text), with `radius` lines of context. Nothing when no line changes.
@@ -26,50 +29,194 @@ pub(crate) fn write_hunks<'a>(
     let splices: Vec<(Range<usize>, &str)> = splices.into_iter().collect();
     // Lines shifted by the groups already written: new line = old line + delta.
     let mut delta: isize = 0;
-    let mut at = 0;
-    while at < splices.len() {
-        // The group: every following splice whose touched lines are within reach of the
-        // context of the previous one (a whole-file diff would put them in one hunk).
-        let (first, mut last) = lines.touched(&splices[at].0);
-        let mut end = at + 1;
-        while let Some((next, _)) = splices.get(end) {
-            let (next_first, next_last) = lines.touched(next);
-            if next_first > last + 2 * radius + 1 {
-                break;
-            }
-            last = last.max(next_last);
-            end += 1;
-        }
-        let from = first.saturating_sub(radius);
-        let to = (last + radius).min(lines.count().saturating_sub(1));
-        let bytes = lines.start(from)..lines.end(to);
+    for group in groups(&lines, &splices, radius) {
+        let bytes = lines.start(group.from)..lines.end(group.to);
         let old = &original[bytes.clone()];
-        let new = splice(original, bytes, &splices[at..end]);
-        let new_from = from.checked_add_signed(delta).unwrap_or(0);
-        write_region(out, old, &new, (from, new_from), radius);
+        let new = splice(original, bytes, &splices[group.splices]);
+        let region = Region {
+            old,
+            new: &new,
+            offset: (
+                group.from,
+                group.from.checked_add_signed(delta).unwrap_or(0),
+            ),
+        };
+        region.write(out, region.ops(&group.pieces), radius);
         delta += count_lines(&new) as isize - count_lines(old) as isize;
-        at = end;
     }
 }
 
-/// The hunks of one region whose first lines are `offset` (old, new) in the files.
-fn write_region(out: &mut String, old: &str, new: &str, offset: (usize, usize), radius: usize) {
-    let diff = TextDiff::from_lines(old, new);
-    for group in diff.grouped_ops(radius) {
-        let (Some(first), Some(last)) = (group.first(), group.last()) else {
-            continue;
+/// Splices close enough to share context, diffed as one region: lines `from..=to`.
+struct Group {
+    splices: Range<usize>,
+    from: usize,
+    to: usize,
+    pieces: Vec<Piece>,
+}
+
+/// The groups of `splices` (sorted, disjoint): each takes every following splice whose
+/// touched lines are within reach of the context of the previous one (a whole-file diff would
+/// put them in one hunk).
+fn groups<'s>(
+    lines: &'s LineIndex,
+    splices: &'s [(Range<usize>, &str)],
+    radius: usize,
+) -> impl Iterator<Item = Group> + 's {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let (first, mut last) = lines.touched(&splices.get(at)?.0);
+        let from = first.saturating_sub(radius);
+        let base = lines.start(from);
+        let mut pieces: Vec<Piece> = Vec::new();
+        let mut end = at;
+        let mut grown: isize = 0;
+        while let Some((range, text)) = splices.get(end) {
+            let (next_first, next_last) = lines.touched(range);
+            if end > at && next_first > last + 2 * radius + 1 {
+                break;
+            }
+            let old = lines.start(next_first) - base..lines.end(next_last) - base;
+            let added = text.len() as isize - range.len() as isize;
+            match pieces.last_mut() {
+                // Overlapping or adjoining lines: one piece, as a diff of both shows them.
+                Some(piece) if next_first <= last + 1 => {
+                    piece.old.end = piece.old.end.max(old.end);
+                    piece.grown += added;
+                }
+                _ => pieces.push(Piece {
+                    old,
+                    grown_before: grown,
+                    grown: added,
+                }),
+            }
+            grown += added;
+            last = last.max(next_last);
+            end += 1;
+        }
+        let group = Group {
+            splices: at..end,
+            from,
+            to: (last + radius).min(lines.count().saturating_sub(1)),
+            pieces,
         };
-        let ends = [shift(*first, offset), shift(*last, offset)];
-        let _ = writeln!(out, "{}", UnifiedHunkHeader::new(&ends));
-        for op in &group {
-            for change in diff.iter_changes(op) {
-                let _ = write!(out, "{}{}", change.tag(), change.value());
-                if change.missing_newline() {
-                    out.push_str("\n\\ No newline at end of file\n");
+        at = end;
+        Some(group)
+    })
+}
+
+/// Splices whose touched lines overlap or adjoin: `old` is their lines' bytes in the
+/// group's region, which their edits grow by `grown` bytes, after `grown_before` bytes of
+/// the group's earlier pieces.
+struct Piece {
+    old: Range<usize>,
+    grown_before: isize,
+    grown: isize,
+}
+
+/// A group's lines before and after its splices, whose first lines are `offset` (old, new)
+/// in the files.
+struct Region<'a> {
+    old: &'a str,
+    new: &'a str,
+    offset: (usize, usize),
+}
+
+impl Region<'_> {
+    /// The region's diff: [piecewise](Self::piecewise_ops) where it can be, else `similar`'s
+    /// diff of the whole region.
+    fn ops(&self, pieces: &[Piece]) -> Vec<DiffOp> {
+        self.piecewise_ops(pieces)
+            .unwrap_or_else(|| TextDiff::from_lines(self.old, self.new).ops().to_vec())
+    }
+
+    /// The diff of the region as each piece's own diff, with the lines between pieces
+    /// (untouched by any splice) kept equal: a diff of the whole region would search for
+    /// an alignment of every line with every other, quadratic in its changed lines when a
+    /// rewrite re-indents many bodies close together (and thus in one group). Where the
+    /// lines between pieces do not line up as the same lines in the new text (a splice
+    /// that joins a lone `\r` to a `\n`), nothing: the caller diffs the whole region.
+    fn piecewise_ops(&self, pieces: &[Piece]) -> Option<Vec<DiffOp>> {
+        let (old_lines, new_lines) = (LineIndex::new(self.old), LineIndex::new(self.new));
+        let mut ops: Vec<DiffOp> = Vec::with_capacity(2 * pieces.len() + 1);
+        let (mut old_line, mut new_line) = (0, 0);
+        for piece in pieces {
+            let old = piece.old.clone();
+            let new_start = old.start.checked_add_signed(piece.grown_before)?;
+            let new = new_start
+                ..old
+                    .end
+                    .checked_add_signed(piece.grown_before + piece.grown)?;
+            let (old_at, new_at) = (old_lines.line_at(old.start)?, new_lines.line_at(new.start)?);
+            // The untouched lines before this piece: the same lines on both sides.
+            let kept = old_at - old_line;
+            if new_at.checked_sub(new_line)? != kept
+                || self.old[old_lines.start_or_end(old_line)..old.start]
+                    != self.new[new_lines.start_or_end(new_line)..new.start]
+            {
+                return None;
+            }
+            push_equal(&mut ops, old_line, new_line, kept);
+            let (old_end, new_end) = (old_lines.line_at(old.end)?, new_lines.line_at(new.end)?);
+            let diff = TextDiff::from_lines(&self.old[old], &self.new[new]);
+            for op in diff.ops() {
+                match shift(*op, (old_at, new_at)) {
+                    DiffOp::Equal {
+                        old_index,
+                        new_index,
+                        len,
+                    } => push_equal(&mut ops, old_index, new_index, len),
+                    op => ops.push(op),
+                }
+            }
+            (old_line, new_line) = (old_end, new_end);
+        }
+        let kept = old_lines.count_to_end() - old_line;
+        if new_lines.count_to_end().checked_sub(new_line)? != kept
+            || self.old[old_lines.start_or_end(old_line)..]
+                != self.new[new_lines.start_or_end(new_line)..]
+        {
+            return None;
+        }
+        push_equal(&mut ops, old_line, new_line, kept);
+        Some(ops)
+    }
+
+    /// Appends the hunks of `ops` (the region's diff), each with `radius` lines of context.
+    fn write(&self, out: &mut String, ops: Vec<DiffOp>, radius: usize) {
+        let old: Vec<&str> = lines_of(self.old).collect();
+        let new: Vec<&str> = lines_of(self.new).collect();
+        for group in group_diff_ops(ops, radius) {
+            let (Some(first), Some(last)) = (group.first(), group.last()) else {
+                continue;
+            };
+            let ends = [shift(*first, self.offset), shift(*last, self.offset)];
+            let _ = writeln!(out, "{}", UnifiedHunkHeader::new(&ends));
+            for op in &group {
+                for change in op.iter_changes(&old[..], &new[..]) {
+                    let _ = write!(out, "{}{}", change.tag(), change.value());
+                    if change.missing_newline() {
+                        out.push_str("\n\\ No newline at end of file\n");
+                    }
                 }
             }
         }
     }
+}
+
+/// Appends `len` equal lines to `ops`, joined to an equal run they follow.
+fn push_equal(ops: &mut Vec<DiffOp>, old_index: usize, new_index: usize, len: usize) {
+    if len == 0 {
+        return;
+    }
+    if let Some(DiffOp::Equal { len: before, .. }) = ops.last_mut() {
+        *before += len;
+        return;
+    }
+    ops.push(DiffOp::Equal {
+        old_index,
+        new_index,
+        len,
+    });
 }
 
 /// `op` with its line numbers moved by `(old, new)`.
@@ -136,6 +283,18 @@ fn line_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
         .map(|at| at + 1)
 }
 
+/// The lines of `text` as `similar` splits them, each with its line end.
+fn lines_of(text: &str) -> impl Iterator<Item = &str> + '_ {
+    let mut start = 0;
+    line_ends(text)
+        .chain((!text.is_empty() && !text.ends_with(['\n', '\r'])).then_some(text.len()))
+        .map(move |end| {
+            let line = &text[start..end];
+            start = end;
+            line
+        })
+}
+
 /// Lines as `similar` splits them; a last one may have no line end.
 fn count_lines(text: &str) -> usize {
     let ended = line_ends(text).count();
@@ -164,6 +323,25 @@ impl LineIndex {
     /// Lines in the text (an empty text has none, but line 0 is its empty end).
     fn count(&self) -> usize {
         if self.len == 0 { 1 } else { self.starts.len() }
+    }
+
+    /// Lines in the text, none for an empty one.
+    fn count_to_end(&self) -> usize {
+        if self.len == 0 { 0 } else { self.starts.len() }
+    }
+
+    /// The line that starts at byte `at`, or [`count_to_end`](Self::count_to_end) for the
+    /// end of the text; nothing inside a line.
+    fn line_at(&self, at: usize) -> Option<usize> {
+        if at == self.len {
+            return Some(self.count_to_end());
+        }
+        self.starts.binary_search(&at).ok()
+    }
+
+    /// Where `line` starts, or the end of the text for the line after the last.
+    fn start_or_end(&self, line: usize) -> usize {
+        self.starts.get(line).copied().unwrap_or(self.len)
     }
 
     /// The line holding byte `at` (the last line for the end of the text).
@@ -210,6 +388,7 @@ pub(crate) fn spliced<'a>(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use similar::ChangeTag;
 
     fn whole_file(original: &str, splices: &[(Range<usize>, &str)]) -> String {
         let new = splice(original, 0..original.len(), splices);
@@ -276,7 +455,155 @@ mod tests {
         }
     }
 
+    /// Each group's region of `original` with `splices` made, and its pieces.
+    fn regions(original: &str, splices: &[(Range<usize>, &str)]) -> Vec<(String, String, Group)> {
+        let lines = LineIndex::new(original);
+        groups(&lines, splices, 3)
+            .map(|group| {
+                let bytes = lines.start(group.from)..lines.end(group.to);
+                let new = splice(original, bytes.clone(), &splices[group.splices.clone()]);
+                (original[bytes].to_owned(), new, group)
+            })
+            .collect()
+    }
+
+    /// Splices made from `(line, lines spanned, lines added, from mid-line)` edits of a text
+    /// whose lines start at `starts` (and end at its last), added lines named by `line`.
+    fn splices_of(
+        starts: &[usize],
+        edits: &[(usize, usize, usize, bool)],
+        line: impl Fn(usize, usize) -> String,
+    ) -> Vec<(Range<usize>, String)> {
+        let lines = starts.len() - 1;
+        let mut splices: Vec<(Range<usize>, String)> = Vec::new();
+        let mut taken = 0;
+        let mut sorted = edits.to_vec();
+        sorted.sort();
+        for (n, (at, span, added, mid)) in sorted.into_iter().enumerate() {
+            let at = at.min(lines);
+            let start = if mid && at < lines {
+                starts[at] + 1
+            } else {
+                starts[at]
+            };
+            let end = starts[(at + span).min(lines)].max(start);
+            if start < taken {
+                continue;
+            }
+            splices.push((start..end, (0..added).map(|k| line(n, k)).collect()));
+            taken = end.max(start + 1);
+        }
+        splices
+    }
+
+    #[test]
+    fn changes_close_together_are_diffed_piece_by_piece() {
+        // Re-indented bodies one blank line apart: one region, two pieces, each diffed alone.
+        let original = "fn a() {\n    x;\n}\n\nfn b() {\n    y;\n}\n";
+        let b = original.find("fn b").unwrap();
+        let splices = [
+            (0..b - 2, "fn a() -> () { x;\n}"),
+            (b..original.len() - 1, "fn b() -> () { y;\n}"),
+        ];
+        let regions = regions(original, &splices);
+        let [(old, new, group)] = &regions[..] else {
+            panic!("one region: {}", regions.len());
+        };
+        assert_eq!(group.pieces.len(), 2);
+        let region = Region {
+            old,
+            new,
+            offset: (0, 0),
+        };
+        assert!(region.piecewise_ops(&group.pieces).is_some());
+        assert_eq!(
+            by_region(original, &splices),
+            whole_file(original, &splices)
+        );
+    }
+
+    #[test]
+    fn a_splice_that_joins_a_lone_carriage_return_to_a_newline_is_diffed_whole() {
+        let original = "a\rb\nc\n";
+        let splices = [(2..3, "\nB")];
+        let regions = regions(original, &splices);
+        let [(old, new, group)] = &regions[..] else {
+            panic!("one region: {}", regions.len());
+        };
+        let region = Region {
+            old,
+            new,
+            offset: (0, 0),
+        };
+        assert!(region.piecewise_ops(&group.pieces).is_none());
+        assert_eq!(
+            by_region(original, &splices),
+            whole_file(original, &splices)
+        );
+    }
+
     proptest! {
+        /// Unambiguous lines (each distinct): each region is diffed piece by piece, and that
+        /// is `similar`'s diff of the whole region exactly.
+        #[test]
+        fn piecewise_is_the_whole_region_diff(
+            lines in 0usize..60,
+            edits in proptest::collection::vec((0usize..60, 0usize..3, 0usize..3, any::<bool>()), 0..8),
+        ) {
+            let original: String = (0..lines).map(|n| format!("line {n}\n")).collect();
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(original.match_indices('\n').map(|(at, _)| at + 1))
+                .collect();
+            let splices = splices_of(&starts, &edits, |n, k| format!("new {n}.{k}\n"));
+            let splices: Vec<(Range<usize>, &str)> =
+                splices.iter().map(|(r, t)| (r.clone(), t.as_str())).collect();
+            for (old, new, group) in regions(&original, &splices) {
+                let region = Region { old: &old, new: &new, offset: (0, 0) };
+                let piecewise = region.piecewise_ops(&group.pieces);
+                prop_assert_eq!(piecewise, Some(TextDiff::from_lines(&old, &new).ops().to_vec()));
+            }
+        }
+
+        /// Lines that repeat (blank ones, braces): the diff may align them otherwise than a
+        /// whole-region diff would, but it is a diff of the change: its lines make the old
+        /// region and the new one.
+        #[test]
+        fn piecewise_is_a_diff_of_the_change(
+            words in proptest::collection::vec(0usize..4, 0..40),
+            edits in proptest::collection::vec((0usize..40, 0usize..4, 0usize..4, any::<bool>()), 0..8),
+        ) {
+            const LINES: [&str; 4] = ["\n", "}\n", "    x;\n", "x;\n"];
+            let original: String = words.iter().map(|&w| LINES[w]).collect();
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(original.match_indices('\n').map(|(at, _)| at + 1))
+                .collect();
+            let splices = splices_of(&starts, &edits, |n, k| LINES[(n + k) % 4].to_owned());
+            let splices: Vec<(Range<usize>, &str)> =
+                splices.iter().map(|(r, t)| (r.clone(), t.as_str())).collect();
+            for (old, new, group) in regions(&original, &splices) {
+                let region = Region { old: &old, new: &new, offset: (0, 0) };
+                let ops = region.piecewise_ops(&group.pieces);
+                prop_assert!(ops.is_some(), "no lone carriage return, so piece by piece");
+                let (old_lines, new_lines): (Vec<&str>, Vec<&str>) =
+                    (lines_of(&old).collect(), lines_of(&new).collect());
+                let (mut made_old, mut made_new) = (String::new(), String::new());
+                for op in ops.unwrap() {
+                    for change in op.iter_changes(&old_lines[..], &new_lines[..]) {
+                        match change.tag() {
+                            ChangeTag::Equal => {
+                                made_old.push_str(change.value());
+                                made_new.push_str(change.value());
+                            }
+                            ChangeTag::Delete => made_old.push_str(change.value()),
+                            ChangeTag::Insert => made_new.push_str(change.value()),
+                        }
+                    }
+                }
+                prop_assert_eq!(made_old, old);
+                prop_assert_eq!(made_new, new);
+            }
+        }
+
         /// Unambiguous lines (each distinct): the region diff is the whole-file diff exactly.
         #[test]
         fn matches_the_whole_file_diff(
@@ -292,21 +619,7 @@ mod tests {
                     original.find(&format!("line {n}{end}")).unwrap()
                 }))
                 .collect();
-            let mut splices: Vec<(Range<usize>, String)> = Vec::new();
-            let mut taken = 0;
-            let mut sorted = edits.clone();
-            sorted.sort();
-            for (n, (line, span, added, mid)) in sorted.into_iter().enumerate() {
-                let line = line.min(lines);
-                let start = if mid && line < lines { starts[line] + 2 } else { starts[line] };
-                let end = starts[(line + span).min(lines)].max(start);
-                if start < taken {
-                    continue;
-                }
-                let text: String = (0..added).map(|k| format!("new {n}.{k}\n")).collect();
-                splices.push((start..end, text));
-                taken = end.max(start + 1);
-            }
+            let splices = splices_of(&starts, &edits, |n, k| format!("new {n}.{k}\n"));
             let splices: Vec<(Range<usize>, &str)> =
                 splices.iter().map(|(r, t)| (r.clone(), t.as_str())).collect();
             prop_assert_eq!(by_region(&original, &splices), whole_file(&original, &splices));
