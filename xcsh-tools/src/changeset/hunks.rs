@@ -146,7 +146,10 @@ impl Region<'_> {
                 ..old
                     .end
                     .checked_add_signed(piece.grown_before + piece.grown)?;
-            let (old_at, new_at) = (old_lines.line_at(old.start)?, new_lines.line_at(new.start)?);
+            let (old_at, new_at) = (
+                old_lines.line_starting_at(old.start)?,
+                new_lines.line_starting_at(new.start)?,
+            );
             // The untouched lines before this piece: the same lines on both sides.
             let kept = old_at - old_line;
             if new_at.checked_sub(new_line)? != kept
@@ -156,7 +159,10 @@ impl Region<'_> {
                 return None;
             }
             push_equal(&mut ops, old_line, new_line, kept);
-            let (old_end, new_end) = (old_lines.line_at(old.end)?, new_lines.line_at(new.end)?);
+            let (old_end, new_end) = (
+                old_lines.line_starting_at(old.end)?,
+                new_lines.line_starting_at(new.end)?,
+            );
             let diff = TextDiff::from_lines(&self.old[old], &self.new[new]);
             for op in diff.ops() {
                 match shift(*op, (old_at, new_at)) {
@@ -170,8 +176,8 @@ impl Region<'_> {
             }
             (old_line, new_line) = (old_end, new_end);
         }
-        let kept = old_lines.count_to_end() - old_line;
-        if new_lines.count_to_end().checked_sub(new_line)? != kept
+        let kept = old_lines.line_count() - old_line;
+        if new_lines.line_count().checked_sub(new_line)? != kept
             || self.old[old_lines.start_or_end(old_line)..]
                 != self.new[new_lines.start_or_end(new_line)..]
         {
@@ -326,15 +332,15 @@ impl LineIndex {
     }
 
     /// Lines in the text, none for an empty one.
-    fn count_to_end(&self) -> usize {
+    fn line_count(&self) -> usize {
         if self.len == 0 { 0 } else { self.starts.len() }
     }
 
-    /// The line that starts at byte `at`, or [`count_to_end`](Self::count_to_end) for the
+    /// The line that starts at byte `at`, or [`line_count`](Self::line_count) for the
     /// end of the text; nothing inside a line.
-    fn line_at(&self, at: usize) -> Option<usize> {
+    fn line_starting_at(&self, at: usize) -> Option<usize> {
         if at == self.len {
-            return Some(self.count_to_end());
+            return Some(self.line_count());
         }
         self.starts.binary_search(&at).ok()
     }
