@@ -33,16 +33,13 @@ pub(crate) fn write_hunks<'a>(
         let bytes = lines.start(group.from)..lines.end(group.to);
         let old = &original[bytes.clone()];
         let new = splice(original, bytes, &splices[group.splices]);
-        let region = Region {
-            old,
-            new: &new,
-            offset: (
-                group.from,
-                group.from.checked_add_signed(delta).unwrap_or(0),
-            ),
-        };
+        let offset = (
+            group.from,
+            group.from.checked_add_signed(delta).unwrap_or(0),
+        );
+        let region = Region::new(old, &new, offset);
         region.write(out, region.ops(&group.pieces), radius);
-        delta += count_lines(&new) as isize - count_lines(old) as isize;
+        delta += region.new_lines.line_count() as isize - region.old_lines.line_count() as isize;
     }
 }
 
@@ -118,10 +115,22 @@ struct Piece {
 struct Region<'a> {
     old: &'a str,
     new: &'a str,
+    old_lines: LineIndex,
+    new_lines: LineIndex,
     offset: (usize, usize),
 }
 
-impl Region<'_> {
+impl<'a> Region<'a> {
+    fn new(old: &'a str, new: &'a str, offset: (usize, usize)) -> Self {
+        Region {
+            old,
+            new,
+            old_lines: LineIndex::new(old),
+            new_lines: LineIndex::new(new),
+            offset,
+        }
+    }
+
     /// The region's diff: [piecewise](Self::piecewise_ops) where it can be, else `similar`'s
     /// diff of the whole region.
     fn ops(&self, pieces: &[Piece]) -> Vec<DiffOp> {
@@ -136,7 +145,7 @@ impl Region<'_> {
     /// lines between pieces do not line up as the same lines in the new text (a splice
     /// that joins a lone `\r` to a `\n`), nothing: the caller diffs the whole region.
     fn piecewise_ops(&self, pieces: &[Piece]) -> Option<Vec<DiffOp>> {
-        let (old_lines, new_lines) = (LineIndex::new(self.old), LineIndex::new(self.new));
+        let (old_lines, new_lines) = (&self.old_lines, &self.new_lines);
         let mut ops: Vec<DiffOp> = Vec::with_capacity(2 * pieces.len() + 1);
         let (mut old_line, mut new_line) = (0, 0);
         for piece in pieces {
@@ -189,8 +198,8 @@ impl Region<'_> {
 
     /// Appends the hunks of `ops` (the region's diff), each with `radius` lines of context.
     fn write(&self, out: &mut String, ops: Vec<DiffOp>, radius: usize) {
-        let old: Vec<&str> = lines_of(self.old).collect();
-        let new: Vec<&str> = lines_of(self.new).collect();
+        let old: Vec<&str> = self.old_lines.lines(self.old).collect();
+        let new: Vec<&str> = self.new_lines.lines(self.new).collect();
         for group in group_diff_ops(ops, radius) {
             let (Some(first), Some(last)) = (group.first(), group.last()) else {
                 continue;
@@ -289,24 +298,6 @@ fn line_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
         .map(|at| at + 1)
 }
 
-/// The lines of `text` as `similar` splits them, each with its line end.
-fn lines_of(text: &str) -> impl Iterator<Item = &str> + '_ {
-    let mut start = 0;
-    line_ends(text)
-        .chain((!text.is_empty() && !text.ends_with(['\n', '\r'])).then_some(text.len()))
-        .map(move |end| {
-            let line = &text[start..end];
-            start = end;
-            line
-        })
-}
-
-/// Lines as `similar` splits them; a last one may have no line end.
-fn count_lines(text: &str) -> usize {
-    let ended = line_ends(text).count();
-    ended + usize::from(!text.is_empty() && !text.ends_with(['\n', '\r']))
-}
-
 /// Where each line of a text starts (lines as [`line_ends`] ends them).
 struct LineIndex {
     starts: Vec<usize>,
@@ -334,6 +325,11 @@ impl LineIndex {
     /// Lines in the text, none for an empty one.
     fn line_count(&self) -> usize {
         if self.len == 0 { 0 } else { self.starts.len() }
+    }
+
+    /// The lines of `text`, the text this index was made of, each with its line end.
+    fn lines<'t>(&self, text: &'t str) -> impl Iterator<Item = &'t str> + use<'t, '_> {
+        (0..self.line_count()).map(move |line| &text[self.starts[line]..self.end(line)])
     }
 
     /// The line that starts at byte `at`, or [`line_count`](Self::line_count) for the
@@ -473,6 +469,22 @@ mod tests {
             .collect()
     }
 
+    /// The piecewise diff of a region's `old` → `new`, made of `pieces`.
+    fn piecewise(old: &str, new: &str, pieces: &[Piece]) -> Option<Vec<DiffOp>> {
+        Region::new(old, new, (0, 0)).piecewise_ops(pieces)
+    }
+
+    /// Of `original` with `splices` made, which must be one region: whether it is diffed
+    /// piece by piece, and in how many pieces.
+    fn one_region(original: &str, splices: &[(Range<usize>, &str)]) -> (bool, usize) {
+        let regions = regions(original, splices);
+        let [(old, new, group)] = &regions[..] else {
+            panic!("one region: {}", regions.len());
+        };
+        let pieces = &group.pieces;
+        (piecewise(old, new, pieces).is_some(), pieces.len())
+    }
+
     /// Splices made from `(line, lines spanned, lines added, from mid-line)` edits of a text
     /// whose lines start at `starts` (and end at its last), added lines named by `line`.
     fn splices_of(
@@ -511,17 +523,7 @@ mod tests {
             (0..b - 2, "fn a() -> () { x;\n}"),
             (b..original.len() - 1, "fn b() -> () { y;\n}"),
         ];
-        let regions = regions(original, &splices);
-        let [(old, new, group)] = &regions[..] else {
-            panic!("one region: {}", regions.len());
-        };
-        assert_eq!(group.pieces.len(), 2);
-        let region = Region {
-            old,
-            new,
-            offset: (0, 0),
-        };
-        assert!(region.piecewise_ops(&group.pieces).is_some());
+        assert_eq!(one_region(original, &splices), (true, 2));
         assert_eq!(
             by_region(original, &splices),
             whole_file(original, &splices)
@@ -532,16 +534,7 @@ mod tests {
     fn a_splice_that_joins_a_lone_carriage_return_to_a_newline_is_diffed_whole() {
         let original = "a\rb\nc\n";
         let splices = [(2..3, "\nB")];
-        let regions = regions(original, &splices);
-        let [(old, new, group)] = &regions[..] else {
-            panic!("one region: {}", regions.len());
-        };
-        let region = Region {
-            old,
-            new,
-            offset: (0, 0),
-        };
-        assert!(region.piecewise_ops(&group.pieces).is_none());
+        assert_eq!(one_region(original, &splices), (false, 1));
         assert_eq!(
             by_region(original, &splices),
             whole_file(original, &splices)
@@ -564,9 +557,10 @@ mod tests {
             let splices: Vec<(Range<usize>, &str)> =
                 splices.iter().map(|(r, t)| (r.clone(), t.as_str())).collect();
             for (old, new, group) in regions(&original, &splices) {
-                let region = Region { old: &old, new: &new, offset: (0, 0) };
-                let piecewise = region.piecewise_ops(&group.pieces);
-                prop_assert_eq!(piecewise, Some(TextDiff::from_lines(&old, &new).ops().to_vec()));
+                prop_assert_eq!(
+                    piecewise(&old, &new, &group.pieces),
+                    Some(TextDiff::from_lines(&old, &new).ops().to_vec())
+                );
             }
         }
 
@@ -587,11 +581,10 @@ mod tests {
             let splices: Vec<(Range<usize>, &str)> =
                 splices.iter().map(|(r, t)| (r.clone(), t.as_str())).collect();
             for (old, new, group) in regions(&original, &splices) {
-                let region = Region { old: &old, new: &new, offset: (0, 0) };
-                let ops = region.piecewise_ops(&group.pieces);
+                let ops = piecewise(&old, &new, &group.pieces);
                 prop_assert!(ops.is_some(), "no lone carriage return, so piece by piece");
                 let (old_lines, new_lines): (Vec<&str>, Vec<&str>) =
-                    (lines_of(&old).collect(), lines_of(&new).collect());
+                    (LineIndex::new(&old).lines(&old).collect(), LineIndex::new(&new).lines(&new).collect());
                 let (mut made_old, mut made_new) = (String::new(), String::new());
                 for op in ops.unwrap() {
                     for change in op.iter_changes(&old_lines[..], &new_lines[..]) {
