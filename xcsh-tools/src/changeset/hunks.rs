@@ -93,7 +93,7 @@ fn groups<'s>(
         let group = Group {
             splices: at..end,
             from,
-            to: (last + radius).min(lines.count().saturating_sub(1)),
+            to: (last + radius).min(lines.line_count().saturating_sub(1)),
             pieces,
         };
         at = end;
@@ -315,11 +315,6 @@ impl LineIndex {
             starts,
             len: text.len(),
         }
-    }
-
-    /// Lines in the text (an empty text has none, but line 0 is its empty end).
-    fn count(&self) -> usize {
-        if self.len == 0 { 1 } else { self.starts.len() }
     }
 
     /// Lines in the text, none for an empty one.
