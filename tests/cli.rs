@@ -963,6 +963,29 @@ fn session_replays_a_script_as_json_lines() {
     assert_eq!(read(dir.path(), "src/other.rs"), UNWRAPS);
 }
 
+/// Output to a pipe is the JSON serde writes, byte for byte: a DEL in a file's text (which
+/// serde writes as is) reaches the reader, where a stream that strips styles dropped it.
+#[test]
+fn session_json_keeps_every_character_of_the_text() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("lib.rs"),
+        "fn f() { g(\"a\u{7f}b\").unwrap(); }\n",
+    )
+    .unwrap();
+    let script = r#"{"tool": "ast_grep", "args": {"pat": "g($S)"}}"#;
+    let output = session(dir.path(), &[], script);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("a\u{7f}b"), "{}", stdout(&output));
+    let lines = json_lines(&output);
+    assert!(
+        lines[0]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("g(\"a\u{7f}b\")")
+    );
+}
+
 #[test]
 fn session_reads_a_file_argument() {
     let dir = workspace();

@@ -131,7 +131,17 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, Failure> {
     }
     let input = script.input;
     let runtime = runtime()?;
-    let mut out = anstream::stdout().lock();
+    // JSON lines carry no escape codes (serde writes a control character as `\u001b`), so
+    // only `--pretty` output goes through the stream that strips styles from a pipe: passing
+    // a wide preview's megabytes through that filter byte by byte costs as much as its diff,
+    // and it dropped the one character serde writes as is that it strips (DEL) from the text.
+    let stdout = io::stdout();
+    let choice = if args.pretty {
+        anstream::AutoStream::choice(&stdout)
+    } else {
+        anstream::ColorChoice::AlwaysAnsi
+    };
+    let mut out = anstream::AutoStream::new(stdout.lock(), choice);
     let write_failed = |e: io::Error| Failure(format!("cannot write to stdout: {e}"));
 
     let mut malformed = 0usize;
