@@ -71,6 +71,8 @@ pub use near_miss::NEAR_MISS_FLOOR;
 pub(crate) use near_miss::search_then_near_misses;
 pub(crate) use partial::{ChangedItemsErrors, SMALL_FILE, changed_items_errors};
 pub(crate) use pattern::shorten;
+#[cfg(test)]
+pub(crate) use result_syntax::{ORDER, Order};
 pub(crate) use result_syntax::{ResultSyntax, splices_digest};
 // The binary's one-walk answer after a search that parsed nothing: plumbing, not API.
 pub use matching::{MAX_ERROR_LEAVES, SyntaxErrorNode, syntax_errors};

@@ -16,6 +16,7 @@
 //! when the edited tree passes the checks of [`partial::edited_cut_holds`].
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tree_sitter::{InputEdit, Point};
 
@@ -33,6 +34,54 @@ pub(crate) struct PlannedVerdict {
     pub(crate) verdict: ResultSyntax,
     pub(crate) splices: u64,
 }
+
+/// How the results a plan judged have gone so far, across its threads. Once most have broken
+/// (a rewrite that breaks every file it touches), the next are parsed fresh first: the fresh
+/// parse that names a result's errors is then the only parse, where the incremental one would
+/// only have found that there are some. The verdicts are the same in either order; only
+/// their cost depends on which files came first.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    judged: AtomicUsize,
+    broken: AtomicUsize,
+}
+
+impl Tally {
+    /// Results judged before the tally is trusted.
+    const SEEN: usize = 16;
+
+    fn mostly_broken(&self) -> bool {
+        #[cfg(test)]
+        match *ORDER.lock().unwrap_or_else(|p| p.into_inner()) {
+            Order::IncrementalFirst => return false,
+            Order::FreshFirst => return true,
+            Order::Tally => {}
+        }
+        let judged = self.judged.load(Ordering::Relaxed);
+        judged >= Self::SEEN && self.broken.load(Ordering::Relaxed) * 2 > judged
+    }
+
+    fn record(&self, broken: bool) {
+        self.judged.fetch_add(1, Ordering::Relaxed);
+        if broken {
+            self.broken.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Tests: the order in which every plan judges its results.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// As its [`Tally`] says.
+    Tally,
+    IncrementalFirst,
+    FreshFirst,
+}
+
+/// Tests: the order every plan judges in, whatever its tally.
+#[cfg(test)]
+pub(crate) static ORDER: std::sync::Mutex<Order> = std::sync::Mutex::new(Order::Tally);
 
 /// A digest of a file's splices, ranges and texts: a verdict is taken only for the very
 /// edits it judged.
@@ -78,6 +127,7 @@ pub(crate) fn judge(
     original: &str,
     inner: &[Range<usize>],
     edits: &[RawEdit],
+    tally: &Tally,
 ) -> Option<ResultSyntax> {
     let was = &root.root().get_doc().tree;
     if was.root_node().has_error() || edits.is_empty() {
@@ -147,8 +197,8 @@ pub(crate) fn judge(
     } else {
         tree.included_ranges()
     };
-    let now = parse_tree(lang, &view, &included_now, Some(&tree))?;
-    if now.root_node().has_error() {
+    // The result, and what would name its errors: made at most once, when needed.
+    let naming_of = || {
         let removed: usize = edits.iter().map(|e| e.range.len()).sum();
         let added: usize = edits.iter().map(|e| e.text.len()).sum();
         let after = spliced(
@@ -157,8 +207,38 @@ pub(crate) fn judge(
             edits.iter().map(|e| (&e.range, e.text.as_str())),
             original.len() + added - removed,
         );
-        return introduced(lang, original, &after, edits, was, &ranges, inner);
+        let naming = Naming::of(lang, &after, edits, &ranges, inner);
+        (after, naming)
+    };
+    let mut made = None;
+    // Once most of the plan's results have broken, the parse that would name this one's
+    // errors comes first, when it parses what the incremental one would (every range holds an
+    // edit; a range alone can read otherwise than before the next), in the result rather than
+    // its view, which has the same tokens (see `Edit::split`). When it finds errors, it is the
+    // only parse. A clean one says nothing yet: the result is then judged as below, so that
+    // the verdict never depends on which files came first.
+    if tally.mostly_broken() {
+        let (after, naming) = made.insert(naming_of());
+        if let Some(naming) = naming
+            && naming.parses_all(&ranges)
+            && let Some(fresh) = parse_tree(lang, after, &naming.included, None)
+            && fresh.root_node().has_error()
+        {
+            tally.record(true);
+            return naming.verdict(original, after, was, &fresh);
+        }
     }
+    let now = parse_tree(lang, &view, &included_now, Some(&tree))?;
+    if now.root_node().has_error() {
+        tally.record(true);
+        // Every error is new (the original parsed clean): named from a fresh parse, as the
+        // guard names them (an incremental one may recover otherwise); see [`Naming`].
+        let (after, naming) = made.unwrap_or_else(naming_of);
+        let naming = naming?;
+        let fresh = parse_tree(lang, &after, &naming.included, None)?;
+        return naming.verdict(original, &after, was, &fresh);
+    }
+    tally.record(false);
     if whole {
         return Some(ResultSyntax::Parses);
     }
@@ -175,29 +255,36 @@ pub(crate) fn judge(
         .then_some(ResultSyntax::ChangesParse)
 }
 
-/// The verdict on `after`, `original` with `edits` made, which has a syntax error where `was`
-/// (clean, over `ranges`; whole when there are none) was parsed: every error there is new.
-/// They are named from a fresh parse, as the guard names them (an incremental one may
-/// recover otherwise): of the whole file, when the guard parses it whole (a small Rust file,
-/// another language); else of the ranges that hold an edit, which the guard parses alone too,
-/// when those still start and end units and balance their brackets (`x.unwrap() // checked`
-/// swallows the `);` after it, and the text after them would not read as before).
-fn introduced(
-    lang: Lang,
-    original: &str,
-    after: &str,
-    edits: &[RawEdit],
-    was: &tree_sitter::Tree,
-    ranges: &[Range<usize>],
-    inner: &[Range<usize>],
-) -> Option<ResultSyntax> {
-    let fresh = if ranges.is_empty() {
-        if lang == Lang::Rust && after.len() >= SMALL_FILE {
+/// What the fresh parse that names a result's errors parses: the whole file, when the guard
+/// parses it whole (a small Rust file, another language); else the ranges that hold an edit,
+/// which the guard parses alone too, when those still start and end units and balance their
+/// brackets (`x.unwrap() // checked` swallows the `);` after it, and the text after them
+/// would not read as before).
+struct Naming {
+    /// The ranges parsed, in the result (none: the whole of it).
+    included: Vec<tree_sitter::Range>,
+    /// Of a partial tree: those ranges in the original, in the result, and the runs of a
+    /// body's items in the result.
+    cut: Option<[Vec<Range<usize>>; 3]>,
+}
+
+impl Naming {
+    /// For `after`, `original` with `edits` made, whose tree was parsed over `ranges` (whole
+    /// when there are none): `None` when the guard would judge the result otherwise.
+    fn of(
+        lang: Lang,
+        after: &str,
+        edits: &[RawEdit],
+        ranges: &[Range<usize>],
+        inner: &[Range<usize>],
+    ) -> Option<Naming> {
+        if ranges.is_empty() {
             // The guard judges a larger Rust result by what changed.
-            return None;
+            return (lang != Lang::Rust || after.len() < SMALL_FILE).then_some(Naming {
+                included: Vec::new(),
+                cut: None,
+            });
         }
-        parse_tree(lang, after, &[], None)?
-    } else {
         let edits: Vec<Edit<'_>> = edits
             .iter()
             .map(|e| Edit {
@@ -231,43 +318,57 @@ fn introduced(
         if !partial::lexes_balanced(after, &now_ranges) {
             return None;
         }
-        let included = partial::with_points(after, &now_ranges);
-        let fresh = parse_tree(lang, after, &included, None)?;
-        let inner_now: Vec<Range<usize>> = inner
+        let inner_now = inner
             .iter()
             .map(|r| shifts.moved(r.start, true)..shifts.moved(r.end, false))
             .collect();
+        Some(Naming {
+            included: partial::with_points(after, &now_ranges),
+            cut: Some([was_ranges, now_ranges, inner_now]),
+        })
+    }
+
+    /// Whether it parses every one of the `ranges` the tree was parsed over (or the whole).
+    fn parses_all(&self, ranges: &[Range<usize>]) -> bool {
+        self.cut
+            .as_ref()
+            .is_none_or(|[was_ranges, ..]| was_ranges.len() == ranges.len())
+    }
+
+    /// The verdict, from `fresh`, `after` parsed over the ranges, when it has an error.
+    fn verdict(
+        &self,
+        original: &str,
+        after: &str,
+        was: &tree_sitter::Tree,
+        fresh: &tree_sitter::Tree,
+    ) -> Option<ResultSyntax> {
         // The ranges' edges, and what reads across them, as for a clean result.
-        if !partial::edited_cut_holds(
-            original,
-            after,
-            was,
-            &fresh,
-            &was_ranges,
-            &now_ranges,
-            &inner_now,
-        ) {
+        if let Some([was_ranges, now_ranges, inner_now]) = &self.cut
+            && !partial::edited_cut_holds(
+                original, after, was, fresh, was_ranges, now_ranges, inner_now,
+            )
+        {
             return None;
         }
-        fresh
-    };
-    let errors = errors_under(fresh.root_node(), after);
-    if errors.is_empty() {
-        return None;
+        let errors = errors_under(fresh.root_node(), after);
+        if errors.is_empty() {
+            return None;
+        }
+        let changed_from = original
+            .bytes()
+            .zip(after.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        Some(ResultSyntax::Introduced {
+            more: errors.len().saturating_sub(REPORTED_ERRORS),
+            errors: errors
+                .iter()
+                .take(REPORTED_ERRORS)
+                .map(|e| e.report(after, changed_from))
+                .collect(),
+        })
     }
-    let changed_from = original
-        .bytes()
-        .zip(after.bytes())
-        .take_while(|(a, b)| a == b)
-        .count();
-    Some(ResultSyntax::Introduced {
-        more: errors.len().saturating_sub(REPORTED_ERRORS),
-        errors: errors
-            .iter()
-            .take(REPORTED_ERRORS)
-            .map(|e| e.report(after, changed_from))
-            .collect(),
-    })
 }
 
 /// `original` with `pieces` (sorted, not overlapping) made; `None` when that is not UTF-8 (a

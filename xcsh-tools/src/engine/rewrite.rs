@@ -31,7 +31,7 @@ use super::partial;
 use super::pattern::shorten;
 use super::pattern::{LangOps, OpKind};
 use super::pieces::{NewTexts, Slot};
-use super::result_syntax::{self, PlannedVerdict, splices_digest};
+use super::result_syntax::{self, PlannedVerdict, Tally, splices_digest};
 use super::rule::Rule;
 use super::walk::{Candidate, Skipped, WalkOptions, walk};
 use super::{CompiledOps, Control, EngineError, Fingerprint, Lang, Op, ParseCache, Scope};
@@ -474,8 +474,9 @@ struct FileResult {
     per_op: Vec<(usize, usize)>,
 }
 
-/// `check_syntax`: see [`EditRequest::check_syntax`].
-fn rewrite_file(c: Candidate<'_>, check_syntax: bool) -> FileResult {
+/// `judged`: the plan's tally of the results it judged, when it judges them (see
+/// [`EditRequest::check_syntax`]).
+fn rewrite_file(c: Candidate<'_>, judged: Option<&Tally>) -> FileResult {
     let mut result = FileResult {
         sort_key: c.sort_key.clone(),
         display: c.display.clone(),
@@ -526,8 +527,10 @@ fn rewrite_file(c: Candidate<'_>, check_syntax: bool) -> FileResult {
         }
     }
     // Files in parts are planned only when nothing judges the result (see `plan_compiled`).
-    let syntax = match &root {
-        Some(root) if check_syntax => result_syntax::judge(root, c.lang, &c.text, &c.inner, &edits),
+    let syntax = match (&root, judged) {
+        (Some(root), Some(tally)) => {
+            result_syntax::judge(root, c.lang, &c.text, &c.inner, &edits, tally)
+        }
         _ => None,
     };
     drop(root);
@@ -837,8 +840,10 @@ pub(crate) fn plan_compiled(
         parse_errors: Vec::new(),
         overlaps: Vec::new(),
     });
+    let tally = Tally::default();
+    let judged = check_syntax.then_some(&tally);
     let visit = |c: Candidate<'_>| {
-        let result = rewrite_file(c, check_syntax);
+        let result = rewrite_file(c, judged);
         let changed = matches!(result.outcome, Ok(Outcome::Changed(_)));
         collector
             .lock()

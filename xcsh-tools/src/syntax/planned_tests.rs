@@ -2,11 +2,13 @@
 //! ([`ResultSyntax`]), the guard reading and parsing the file judges it the same way.
 
 use std::path::Path;
+use std::sync::Mutex;
 
 use super::{SyntaxReport, SyntaxVerdict};
 use crate::changeset::ChangeSet;
 use crate::engine::{
-    self, Control, EditPlan, EditRequest, Lang, Op, ResultSyntax, Scope, syntax_errors,
+    self, Control, EditPlan, EditRequest, Lang, ORDER, Op, Order, ResultSyntax, Scope,
+    syntax_errors,
 };
 use crate::workspace::Workspace;
 
@@ -57,6 +59,9 @@ const REWRITES: &[(&str, &str)] = &[
 /// parse. A file the tree does not judge, the hinted guard judges as the plain one does.
 /// Returns how many changed files the tree judged, and how many changed files there were.
 fn judged_as_the_guard_judges(dir: &Path) -> (usize, usize) {
+    // One at a time: each sets the order every plan judges in.
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let ws = Workspace::new(dir).unwrap();
     let (mut judged, mut changed) = (0, 0);
     let (mut introduced, mut same_errors) = (0, 0);
@@ -67,7 +72,21 @@ fn judged_as_the_guard_judges(dir: &Path) -> (usize, usize) {
             check_syntax: true,
             ..EditRequest::default()
         };
-        let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default()).unwrap();
+        let plan_in = |order: Order| {
+            *ORDER.lock().unwrap() = order;
+            let plan = engine::plan_edits(&Scope::root(&ws), &request, &Control::default());
+            *ORDER.lock().unwrap() = Order::Tally;
+            plan.unwrap()
+        };
+        let plan = plan_in(Order::IncrementalFirst);
+        // Parsed fresh first (as a plan whose results mostly broke parses them), the results
+        // get the same verdicts.
+        let fresh_first = plan_in(Order::FreshFirst);
+        assert_eq!(plan.files.len(), fresh_first.files.len());
+        for (file, other) in plan.files.iter().zip(&fresh_first.files) {
+            let at = || format!("{pat} -> {out} in {}", file.display);
+            assert_eq!(file.syntax, other.syntax, "{}", at());
+        }
         let mut changes = ChangeSet::new(ws.clone());
         for file in &plan.files {
             changes
