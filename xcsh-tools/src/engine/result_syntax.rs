@@ -50,13 +50,18 @@ impl Tally {
     /// Results judged before the tally is trusted.
     const SEEN: usize = 16;
 
-    fn mostly_broken(&self) -> bool {
+    /// Whether the next result is parsed fresh first.
+    fn fresh_first(&self) -> bool {
         #[cfg(test)]
         match *ORDER.lock().unwrap_or_else(|p| p.into_inner()) {
             Order::IncrementalFirst => return false,
             Order::FreshFirst => return true,
             Order::Tally => {}
         }
+        self.mostly_broken()
+    }
+
+    fn mostly_broken(&self) -> bool {
         let judged = self.judged.load(Ordering::Relaxed);
         judged >= Self::SEEN && self.broken.load(Ordering::Relaxed) * 2 > judged
     }
@@ -217,7 +222,7 @@ pub(crate) fn judge(
     // its view, which has the same tokens (see `Edit::split`). When it finds errors, it is the
     // only parse. A clean one says nothing yet: the result is then judged as below, so that
     // the verdict never depends on which files came first.
-    if tally.mostly_broken() {
+    if tally.fresh_first() {
         let (after, naming) = made.insert(naming_of());
         if let Some(naming) = naming
             && naming.parses_all(&ranges)
@@ -263,9 +268,16 @@ pub(crate) fn judge(
 struct Naming {
     /// The ranges parsed, in the result (none: the whole of it).
     included: Vec<tree_sitter::Range>,
-    /// Of a partial tree: those ranges in the original, in the result, and the runs of a
-    /// body's items in the result.
-    cut: Option<[Vec<Range<usize>>; 3]>,
+    /// Of a partial tree: where those ranges were and are.
+    cut: Option<EditedCut>,
+}
+
+/// Ranges of a partial tree, in the original and where the edits moved them in the result.
+struct EditedCut {
+    was: Vec<Range<usize>>,
+    now: Vec<Range<usize>>,
+    /// The runs of a body's items, in the result.
+    inner_now: Vec<Range<usize>>,
 }
 
 impl Naming {
@@ -324,7 +336,11 @@ impl Naming {
             .collect();
         Some(Naming {
             included: partial::with_points(after, &now_ranges),
-            cut: Some([was_ranges, now_ranges, inner_now]),
+            cut: Some(EditedCut {
+                was: was_ranges,
+                now: now_ranges,
+                inner_now,
+            }),
         })
     }
 
@@ -332,7 +348,7 @@ impl Naming {
     fn parses_all(&self, ranges: &[Range<usize>]) -> bool {
         self.cut
             .as_ref()
-            .is_none_or(|[was_ranges, ..]| was_ranges.len() == ranges.len())
+            .is_none_or(|cut| cut.was.len() == ranges.len())
     }
 
     /// The verdict, from `fresh`, `after` parsed over the ranges, when it has an error.
@@ -344,9 +360,15 @@ impl Naming {
         fresh: &tree_sitter::Tree,
     ) -> Option<ResultSyntax> {
         // The ranges' edges, and what reads across them, as for a clean result.
-        if let Some([was_ranges, now_ranges, inner_now]) = &self.cut
+        if let Some(cut) = &self.cut
             && !partial::edited_cut_holds(
-                original, after, was, fresh, was_ranges, now_ranges, inner_now,
+                original,
+                after,
+                was,
+                fresh,
+                &cut.was,
+                &cut.now,
+                &cut.inner_now,
             )
         {
             return None;
@@ -570,5 +592,28 @@ fn advanced(start: Point, text: &[u8]) -> Point {
             text.len() - last - 1,
         ),
         None => Point::new(start.row, start.column + text.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fresh first only once at least `SEEN` results were judged and more than half broke.
+    #[test]
+    fn a_tally_turns_to_fresh_first_when_most_results_broke() {
+        let tally = Tally::default();
+        for _ in 1..Tally::SEEN {
+            tally.record(true);
+        }
+        assert!(!tally.mostly_broken(), "too few judged");
+        tally.record(true);
+        assert!(tally.mostly_broken());
+        for _ in 0..Tally::SEEN {
+            tally.record(false);
+        }
+        assert!(!tally.mostly_broken(), "half broken is not most");
+        tally.record(true);
+        assert!(tally.mostly_broken());
     }
 }

@@ -57,6 +57,7 @@ const REWRITES: &[(&str, &str)] = &[
 /// original had none; a file the plan parsed whole (`Parses`) parses whole. Where the
 /// tree finds errors, so do the guard (its first one at the same place) and a whole
 /// parse. A file the tree does not judge, the hinted guard judges as the plain one does.
+/// And each file gets the same verdict whichever parse comes first (see `Tally`).
 /// Returns how many changed files the tree judged, and how many changed files there were.
 fn judged_as_the_guard_judges(dir: &Path) -> (usize, usize) {
     // One at a time: each sets the order every plan judges in.
@@ -84,8 +85,8 @@ fn judged_as_the_guard_judges(dir: &Path) -> (usize, usize) {
         let fresh_first = plan_in(Order::FreshFirst);
         assert_eq!(plan.files.len(), fresh_first.files.len());
         for (file, other) in plan.files.iter().zip(&fresh_first.files) {
-            let at = || format!("{pat} -> {out} in {}", file.display);
-            assert_eq!(file.syntax, other.syntax, "{}", at());
+            let at = format!("{pat} -> {out} in {}", file.display);
+            assert_eq!(file.syntax, other.syntax, "{at}");
         }
         let mut changes = ChangeSet::new(ws.clone());
         for file in &plan.files {
